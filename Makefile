@@ -1,0 +1,58 @@
+# Every target installs what it needs into .venv first, so a fresh clone needs only python3 and make.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+UV := $(BIN)/uv
+STAMP := $(VENV)/.installed
+HOST ?= 127.0.0.1
+PORT ?= 8000
+DATA_DIR ?= .powercontext
+
+.PHONY: help install run test unit-test api-generate api-generate-check contract-test check docs-test clean
+
+help:  ## List the targets.
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-20s %s\n", $$1, $$2}'
+
+$(STAMP): requirements/dev.lock pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv==0.13.8
+	$(UV) pip sync --quiet --python $(BIN)/python requirements/dev.lock
+	$(UV) pip install --quiet --python $(BIN)/python --no-deps --no-build-isolation -e .
+	touch $@
+
+install: $(STAMP)  ## Create .venv with the pinned dependency set.
+
+run: $(STAMP)  ## Start the server (SQLite under DATA_DIR) on HOST:PORT.
+	POWERCONTEXT_SERVER_DATA_DIR=$(DATA_DIR) $(BIN)/powercontext serve --host $(HOST) --port $(PORT)
+
+api-generate: $(STAMP)  ## Regenerate generated/ from openapi/powercontext.yaml.
+	$(BIN)/datamodel-codegen
+
+api-generate-check: $(STAMP)  ## Fail when generated/ differs from what the spec generates.
+	@tmp=$$(mktemp -d) && $(BIN)/datamodel-codegen --output $$tmp/models.py && \
+	if diff -u generated/powercontext_api/models.py $$tmp/models.py; then echo "generated code matches the spec"; \
+	else echo "generated/ drifted from openapi/powercontext.yaml: run make api-generate" >&2; rm -rf $$tmp; exit 1; fi; \
+	rm -rf $$tmp
+
+contract-test: $(STAMP) api-generate-check  ## Validate the spec, check drift, fuzz every operation.
+	$(BIN)/openapi-spec-validator openapi/powercontext.yaml
+	$(BIN)/pytest -q tests/contract
+
+check: $(STAMP)  ## Lint (ruff) and type-check (mypy).
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+docs-test: $(STAMP)  ## Build the docs site; any warning fails.
+	$(BIN)/mkdocs build --strict --quiet --site-dir $$(mktemp -d)
+
+unit-test: $(STAMP)  ## The pytest suite without the contract fuzzing.
+	$(BIN)/pytest -q --ignore=tests/contract
+
+test: check contract-test docs-test unit-test  ## Everything CI runs.
+
+clean:  ## Remove the virtualenv and caches (keeps data).
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache site
