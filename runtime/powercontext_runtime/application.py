@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .config import Settings
 from .cursors import decode_cursor, encode_cursor
-from .errors import InvalidRequest, ScopeNotFound
+from .errors import EntryNotFound, InvalidRequest, ScopeNotFound
 from .legacy_prepare import prepare_legacy
 from .models import (
     MemoryCitation,
@@ -96,8 +96,6 @@ class ScopedContextApplication:
         return self._store.retire_memory_entry(request.scope_id, _citation(request.citation))
 
     def get_memory_entry(self, request: CitedEntry) -> MemoryEntry:
-        from .errors import EntryNotFound
-
         entry = self._store.get_memory_entry(request.scope_id, _citation(request.citation))
         if entry is None:
             raise EntryNotFound()

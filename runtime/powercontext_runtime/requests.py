@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, Strict, StringConstraints, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, StringConstraints, ValidationError
+from pydantic_core import PydanticCustomError
 
 from .errors import ErrorItem, InvalidRequest
 
@@ -20,15 +21,33 @@ MIN_MAX_BYTES = 512
 MAX_MAX_BYTES = 32768
 DEFAULT_MAX_BYTES = 8000
 
-ScopeIdStr = Annotated[str, Strict(), StringConstraints(min_length=1, max_length=256, pattern=NON_BLANK_PATTERN)]
-QueryStr = Annotated[str, Strict(), StringConstraints(min_length=1, max_length=8192, pattern=NON_BLANK_PATTERN)]
-MemoryTextStr = Annotated[str, Strict(), StringConstraints(min_length=1, max_length=16000, pattern=NON_BLANK_PATTERN)]
-KindStr = Annotated[str, Strict(), StringConstraints(pattern=r"^[a-z][a-z0-9_-]{0,63}$")]
-TitleStr = Annotated[str, Strict(), StringConstraints(max_length=512)]
-SummaryStr = Annotated[str, Strict(), StringConstraints(max_length=8000)]
-CursorStr = Annotated[str, Strict(), StringConstraints(min_length=1, max_length=512)]
-EntryIdStr = Annotated[str, Strict(), StringConstraints(min_length=1, max_length=128)]
-EntryVersionIdStr = Annotated[str, Strict(), StringConstraints(min_length=1, max_length=160)]
+
+def _no_lone_surrogates(value: str) -> str:
+    # JSON can carry unpaired surrogates; they cannot be stored or encoded as UTF-8.
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise PydanticCustomError("string_unicode", "Input should be a valid Unicode string") from None
+    return value
+
+
+Utf8 = AfterValidator(_no_lone_surrogates)
+
+ScopeIdStr = Annotated[
+    str, Strict(), Utf8, StringConstraints(min_length=1, max_length=256, pattern=NON_BLANK_PATTERN)
+]
+QueryStr = Annotated[
+    str, Strict(), Utf8, StringConstraints(min_length=1, max_length=8192, pattern=NON_BLANK_PATTERN)
+]
+MemoryTextStr = Annotated[
+    str, Strict(), Utf8, StringConstraints(min_length=1, max_length=16000, pattern=NON_BLANK_PATTERN)
+]
+KindStr = Annotated[str, Strict(), Utf8, StringConstraints(pattern=r"^[a-z][a-z0-9_-]{0,63}$")]
+TitleStr = Annotated[str, Strict(), Utf8, StringConstraints(max_length=512)]
+SummaryStr = Annotated[str, Strict(), Utf8, StringConstraints(max_length=8000)]
+CursorStr = Annotated[str, Strict(), Utf8, StringConstraints(min_length=1, max_length=512)]
+EntryIdStr = Annotated[str, Strict(), Utf8, StringConstraints(min_length=1, max_length=128)]
+EntryVersionIdStr = Annotated[str, Strict(), Utf8, StringConstraints(min_length=1, max_length=160)]
 
 
 class _Request(BaseModel):

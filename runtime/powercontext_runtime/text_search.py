@@ -8,6 +8,7 @@ later), and both backends see the same tokens.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 MAX_QUERY_TERMS = 64
@@ -86,7 +87,7 @@ def parse_query(text: str) -> SearchQuery:
     def flush_run() -> None:
         if len(run) == 1:
             add((run[0],))
-        for a, b in zip(run, run[1:], strict=False):
+        for a, b in itertools.pairwise(run):
             add((a, b))
         run.clear()
 

@@ -52,7 +52,9 @@ class Store(Protocol):
     ) -> list[tuple[int, MemoryEntry]]:
         """Active head entries in creation order with their list positions."""
 
-    def search_memory(self, scope_ids: Sequence[str], query: SearchQuery, limit: int) -> list[list[MemoryHit]]:
+    def search_memory(
+        self, scope_ids: Sequence[str], query: SearchQuery, limit: int
+    ) -> list[list[MemoryHit]]:
         """Per Scope (same order as `scope_ids`), up to `limit` head hits in retrieval order.
 
         All Scopes are read from one snapshot so a prepare never mixes two moments.

@@ -1,0 +1,67 @@
+"""Body budgeting shared by every output format: the 2000-byte cap, the `…` cut, the 64-byte floor.
+
+A format describes a body as indivisible pieces (a code point, or a whole escape sequence), each
+with two costs: bytes counted against the per-body cap, and bytes it adds to the final text. Cutting
+only between pieces can never split a code point or an escape. Fitting scans pieces once, up to the
+room that is left, so its cost is linear in the bytes it can place, never a re-render.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+ELLIPSIS = "…"
+ELLIPSIS_BYTES = len(ELLIPSIS.encode("utf-8"))
+MAX_BODY_BYTES = 2000
+MIN_TRUNCATED_BODY_BYTES = 64
+
+# (piece text as rendered, bytes against the body cap, bytes added to the final text)
+Piece = tuple[str, int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class BodyCost:
+    """Whole-body costs, cheap to compute without walking pieces (the common, fitting case)."""
+
+    capped: int
+    rendered: int
+
+
+@dataclass(frozen=True, slots=True)
+class FittedBody:
+    text: str  # the body as the format will emit it (already escaped), ellipsis included
+    truncated: bool
+    rendered_bytes: int
+
+
+def fit_body(
+    full_text: str,
+    cost: BodyCost,
+    pieces: Callable[[], Iterable[Piece]],
+    room_full: int,
+    room_truncated: int,
+) -> FittedBody | None:
+    """The complete body if it fits, else the longest cut plus `…` that fits, else None.
+
+    `room_full`/`room_truncated` are the bytes left for the body once the entry's fixed parts
+    (heading, metadata, citation, truncation flag, separators) are paid for in each case.
+    """
+    if cost.capped <= MAX_BODY_BYTES and cost.rendered <= room_full:
+        return FittedBody(full_text, False, cost.rendered)
+    cap_limit = MAX_BODY_BYTES - ELLIPSIS_BYTES
+    room_limit = room_truncated - ELLIPSIS_BYTES
+    # Rendered bytes are never fewer than capped bytes, so a room under the floor cannot hold a cut.
+    if room_truncated < MIN_TRUNCATED_BODY_BYTES:
+        return None
+    taken: list[str] = []
+    capped = rendered = 0
+    for text, piece_capped, piece_rendered in pieces():
+        if capped + piece_capped > cap_limit or rendered + piece_rendered > room_limit:
+            break
+        taken.append(text)
+        capped += piece_capped
+        rendered += piece_rendered
+    if capped + ELLIPSIS_BYTES < MIN_TRUNCATED_BODY_BYTES:
+        return None
+    return FittedBody("".join(taken) + ELLIPSIS, True, rendered + ELLIPSIS_BYTES)

@@ -1,0 +1,53 @@
+"""Recalled candidates with their exact origins, and the pool rules every prepare mode shares."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Exact identity of a recalled item. Memory adds the entry and its version."""
+
+    scope_id: str
+    family: str
+    artifact_id: str
+    revision: int
+    entry_id: str | None = None
+    entry_version_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    origin: Origin
+    body: str
+    from_current_scope: bool
+
+
+def interleave(per_scope: Sequence[Sequence[T]], cap: int) -> list[T]:
+    """Round-robin across Scopes in the given order (current Scope first), keeping each one's order."""
+    merged: list[T] = []
+    depth = max((len(hits) for hits in per_scope), default=0)
+    for i in range(depth):
+        for hits in per_scope:
+            if i < len(hits):
+                merged.append(hits[i])
+                if len(merged) == cap:
+                    return merged
+    return merged
+
+
+def clean_pool(pool: Sequence[Candidate]) -> list[Candidate]:
+    """Drop candidates without a body and repeats of an exact identity, keeping first occurrences."""
+    seen: set[Origin] = set()
+    kept: list[Candidate] = []
+    for candidate in pool:
+        if not candidate.body.strip() or candidate.origin in seen:
+            continue
+        seen.add(candidate.origin)
+        kept.append(candidate)
+    return kept

@@ -1,0 +1,64 @@
+"""Versioned SQLite migrations. Each runs once, in order, inside one transaction."""
+
+from __future__ import annotations
+
+MIGRATIONS: tuple[tuple[int, str], ...] = (
+    (
+        1,
+        """
+        CREATE TABLE scopes (
+            scope_key INTEGER PRIMARY KEY,
+            scope_id TEXT NOT NULL UNIQUE,
+            title TEXT NOT NULL,
+            summary TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            memory_revision INTEGER NOT NULL DEFAULT 0,
+            entry_counter INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE TABLE scope_references (
+            scope_key INTEGER NOT NULL REFERENCES scopes (scope_key),
+            position INTEGER NOT NULL,
+            referenced_key INTEGER NOT NULL REFERENCES scopes (scope_key),
+            PRIMARY KEY (scope_key, position)
+        );
+        -- One row per committed Memory revision: the immutable change log.
+        CREATE TABLE memory_revisions (
+            scope_key INTEGER NOT NULL REFERENCES scopes (scope_key),
+            revision INTEGER NOT NULL,
+            operation TEXT NOT NULL,
+            entry_id TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (scope_key, revision)
+        );
+        CREATE TABLE memory_entries (
+            scope_key INTEGER NOT NULL REFERENCES scopes (scope_key),
+            entry_id TEXT NOT NULL,
+            entry_number INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            head_version INTEGER NOT NULL,
+            retired_revision INTEGER,
+            PRIMARY KEY (scope_key, entry_id),
+            UNIQUE (scope_key, entry_number)
+        );
+        -- A version's text never changes; it is live in revisions [added_revision, removed_revision).
+        CREATE TABLE memory_entry_versions (
+            version_key INTEGER PRIMARY KEY,
+            scope_key INTEGER NOT NULL REFERENCES scopes (scope_key),
+            entry_id TEXT NOT NULL,
+            version_number INTEGER NOT NULL,
+            entry_version_id TEXT NOT NULL,
+            text TEXT NOT NULL,
+            added_revision INTEGER NOT NULL,
+            removed_revision INTEGER,
+            UNIQUE (scope_key, entry_id, version_number),
+            UNIQUE (scope_key, entry_version_id)
+        );
+        -- Head versions only; rowid = version_key. scope_tag confines a MATCH to one Scope.
+        CREATE VIRTUAL TABLE memory_fts USING fts5 (
+            scope_tag, body, tokenize = "unicode61 remove_diacritics 0 tokenchars '_'"
+        );
+        """,
+    ),
+)

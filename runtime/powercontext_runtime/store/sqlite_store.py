@@ -1,0 +1,414 @@
+"""The embedded default store: one SQLite file in WAL mode, FTS5 BM25 search, one transaction per write."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+from ..errors import (
+    EntryNotFound,
+    InvalidRequest,
+    RetrievalUnavailable,
+    RevisionConflict,
+    ScopeAlreadyExists,
+    ScopeNotFound,
+)
+from ..models import MemoryCitation, MemoryEntry, MemoryHit, Scope
+from ..text_search import SearchQuery, index_text
+from .sqlite_schema import MIGRATIONS
+
+_BUSY_TIMEOUT_MS = 10_000
+# bm25 weights per FTS column: the Scope tag only filters, the body ranks.
+_RANK = "bm25(memory_fts, 0.0, 1.0)"
+
+
+def sqlite_path_from_url(url: str) -> str:
+    """`sqlite:///relative.db` or `sqlite:////absolute.db` → a filesystem path."""
+    prefix = "sqlite:///"
+    if not url.startswith(prefix) or len(url) == len(prefix):
+        raise ValueError("A SQLite URL looks like sqlite:///path/to/file.sqlite3")
+    return url[len(prefix) :]
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def _match_expression(scope_key: int, query: SearchQuery) -> str:
+    # Every term is quoted, so nothing in a query can act as FTS5 syntax.
+    terms = " OR ".join('"' + " ".join(term).replace('"', '""') + '"' for term in query.terms)
+    return f"scope_tag : s{scope_key} AND body : ({terms})"
+
+
+class SqliteStore:
+    def __init__(self, path: str) -> None:
+        self._path = path
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        if path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        self._migrate()
+
+    # Connections and transactions ----------------------------------------------------------------
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self._path, isolation_level=None, timeout=_BUSY_TIMEOUT_MS / 1000)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
+            self._local.conn = conn
+            with self._lock:
+                self._connections.append(conn)
+        return conn
+
+    @contextmanager
+    def _transaction(self, write: bool) -> Iterator[sqlite3.Connection]:
+        """One transaction: IMMEDIATE for writes (no lock upgrades), a read snapshot otherwise."""
+        try:
+            conn = self._conn()
+            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        except sqlite3.Error as exc:
+            raise RetrievalUnavailable() from exc
+        try:
+            yield conn
+            conn.execute("COMMIT")
+        except BaseException as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error):
+                raise RetrievalUnavailable() from exc
+            raise
+
+    def _migrate(self) -> None:
+        with self._transaction(write=True) as conn:
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
+            )
+            applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+            for version, script in MIGRATIONS:
+                if version in applied:
+                    continue
+                for statement in _statements(script):
+                    conn.execute(statement)
+                conn.execute("INSERT INTO schema_migrations VALUES (?, ?)", (version, _now()))
+
+    def ping(self) -> None:
+        with self._transaction(write=False) as conn:
+            conn.execute("SELECT 1").fetchone()
+
+    def close(self) -> None:
+        with self._lock:
+            for conn in self._connections:
+                conn.close()
+            self._connections.clear()
+        self._local = threading.local()
+
+    # Scopes -------------------------------------------------------------------------------------
+    def create_scope(self, scope: Scope) -> Scope:
+        with self._transaction(write=True) as conn:
+            if conn.execute("SELECT 1 FROM scopes WHERE scope_id = ?", (scope.scope_id,)).fetchone():
+                raise ScopeAlreadyExists()
+            ref_keys = _reference_keys(conn, scope.context_references)
+            now = _now()
+            cur = conn.execute(
+                "INSERT INTO scopes (scope_id, title, summary, version, created_at, updated_at)"
+                " VALUES (?, ?, ?, 1, ?, ?)",
+                (scope.scope_id, scope.title, scope.summary, now, now),
+            )
+            _write_references(conn, int(cur.lastrowid or 0), ref_keys)
+            return _load_scope(conn, scope.scope_id) or scope
+
+    def get_scope(self, scope_id: str) -> Scope | None:
+        with self._transaction(write=False) as conn:
+            return _load_scope(conn, scope_id)
+
+    def list_scopes(self, after_scope_id: str | None, limit: int) -> list[Scope]:
+        with self._transaction(write=False) as conn:
+            ids = [
+                row[0]
+                for row in conn.execute(
+                    "SELECT scope_id FROM scopes WHERE scope_id > ? ORDER BY scope_id LIMIT ?",
+                    (after_scope_id or "", limit),
+                )
+            ]
+            return [s for s in (_load_scope(conn, i) for i in ids) if s is not None]
+
+    def update_scope(
+        self,
+        scope_id: str,
+        expected_version: int,
+        title: str | None,
+        summary: str | None,
+        context_references: Sequence[str] | None,
+    ) -> Scope:
+        with self._transaction(write=True) as conn:
+            row = conn.execute(
+                "SELECT scope_key, version FROM scopes WHERE scope_id = ?", (scope_id,)
+            ).fetchone()
+            if row is None:
+                raise ScopeNotFound()
+            scope_key, version = row
+            if version != expected_version:
+                raise RevisionConflict("The expected version of the Scope is stale.")
+            if context_references is not None:
+                ref_keys = _reference_keys(conn, context_references)
+                conn.execute("DELETE FROM scope_references WHERE scope_key = ?", (scope_key,))
+                _write_references(conn, scope_key, ref_keys)
+            conn.execute(
+                "UPDATE scopes SET title = COALESCE(?, title), summary = COALESCE(?, summary),"
+                " version = version + 1, updated_at = ? WHERE scope_key = ?",
+                (title, summary, _now(), scope_key),
+            )
+            updated = _load_scope(conn, scope_id)
+            assert updated is not None
+            return updated
+
+    # Memory -------------------------------------------------------------------------------------
+    def remember(self, scope_id: str, text: str, kind: str, expected_revision: int | None) -> MemoryEntry:
+        with self._transaction(write=True) as conn:
+            row = conn.execute(
+                "SELECT scope_key, memory_revision, entry_counter FROM scopes WHERE scope_id = ?", (scope_id,)
+            ).fetchone()
+            if row is None:
+                raise ScopeNotFound()
+            scope_key, revision, counter = row
+            if expected_revision is not None and expected_revision != revision:
+                raise RevisionConflict("The expected Memory revision is stale.")
+            revision += 1
+            number = counter + 1
+            entry_id = f"entry-{number}"
+            conn.execute(
+                "INSERT INTO memory_entries (scope_key, entry_id, entry_number, kind, head_version)"
+                " VALUES (?, ?, ?, ?, 1)",
+                (scope_key, entry_id, number, kind),
+            )
+            version_id = _insert_version(conn, scope_key, entry_id, 1, text, revision)
+            _commit_revision(conn, scope_key, revision, "remember", entry_id, entry_counter=number)
+            return MemoryEntry(MemoryCitation(revision, entry_id, version_id), text, kind, "active")
+
+    def revise_memory_entry(self, scope_id: str, citation: MemoryCitation, text: str) -> MemoryEntry:
+        with self._transaction(write=True) as conn:
+            scope_key, revision, version_key, version_number, kind = _head_version(conn, scope_id, citation)
+            revision += 1
+            conn.execute(
+                "UPDATE memory_entry_versions SET removed_revision = ? WHERE version_key = ?",
+                (revision, version_key),
+            )
+            conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (version_key,))
+            version_id = _insert_version(
+                conn, scope_key, citation.entry_id, version_number + 1, text, revision
+            )
+            conn.execute(
+                "UPDATE memory_entries SET head_version = ? WHERE scope_key = ? AND entry_id = ?",
+                (version_number + 1, scope_key, citation.entry_id),
+            )
+            _commit_revision(conn, scope_key, revision, "revise", citation.entry_id)
+            return MemoryEntry(MemoryCitation(revision, citation.entry_id, version_id), text, kind, "active")
+
+    def retire_memory_entry(self, scope_id: str, citation: MemoryCitation) -> MemoryEntry:
+        with self._transaction(write=True) as conn:
+            scope_key, revision, version_key, _, kind = _head_version(conn, scope_id, citation)
+            revision += 1
+            conn.execute(
+                "UPDATE memory_entry_versions SET removed_revision = ? WHERE version_key = ?",
+                (revision, version_key),
+            )
+            conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (version_key,))
+            conn.execute(
+                "UPDATE memory_entries SET retired_revision = ? WHERE scope_key = ? AND entry_id = ?",
+                (revision, scope_key, citation.entry_id),
+            )
+            _commit_revision(conn, scope_key, revision, "retire", citation.entry_id)
+            text = conn.execute(
+                "SELECT text FROM memory_entry_versions WHERE version_key = ?", (version_key,)
+            ).fetchone()[0]
+            return MemoryEntry(citation, text, kind, "retired")
+
+    def get_memory_entry(self, scope_id: str, citation: MemoryCitation) -> MemoryEntry | None:
+        with self._transaction(write=False) as conn:
+            scope_key, head_revision = _scope_memory(conn, scope_id)
+            if citation.revision > head_revision:
+                return None
+            row = conn.execute(
+                "SELECT v.text, e.kind, e.retired_revision FROM memory_entry_versions v"
+                " JOIN memory_entries e ON e.scope_key = v.scope_key AND e.entry_id = v.entry_id"
+                " WHERE v.scope_key = ? AND v.entry_id = ? AND v.entry_version_id = ?"
+                " AND v.added_revision <= ? AND (v.removed_revision IS NULL OR v.removed_revision > ?)",
+                (
+                    scope_key,
+                    citation.entry_id,
+                    citation.entry_version_id,
+                    citation.revision,
+                    citation.revision,
+                ),
+            ).fetchone()
+            if row is None:
+                return None
+            text, kind, retired = row
+            return MemoryEntry(citation, text, kind, "active" if retired is None else "retired")
+
+    def list_memory_entries(
+        self, scope_id: str, after_position: int, limit: int
+    ) -> list[tuple[int, MemoryEntry]]:
+        with self._transaction(write=False) as conn:
+            scope_key, revision = _scope_memory(conn, scope_id)
+            rows = conn.execute(
+                "SELECT e.entry_number, e.entry_id, v.entry_version_id, v.text, e.kind FROM memory_entries e"
+                " JOIN memory_entry_versions v ON v.scope_key = e.scope_key AND v.entry_id = e.entry_id"
+                " AND v.version_number = e.head_version"
+                " WHERE e.scope_key = ? AND e.retired_revision IS NULL AND e.entry_number > ?"
+                " ORDER BY e.entry_number LIMIT ?",
+                (scope_key, after_position, limit),
+            ).fetchall()
+            return [
+                (number, MemoryEntry(MemoryCitation(revision, entry_id, version_id), text, kind, "active"))
+                for number, entry_id, version_id, text, kind in rows
+            ]
+
+    def search_memory(
+        self, scope_ids: Sequence[str], query: SearchQuery, limit: int
+    ) -> list[list[MemoryHit]]:
+        if query.is_empty:
+            return [[] for _ in scope_ids]
+        results: list[list[MemoryHit]] = []
+        with self._transaction(write=False) as conn:
+            for scope_id in scope_ids:
+                row = conn.execute(
+                    "SELECT scope_key, memory_revision FROM scopes WHERE scope_id = ?", (scope_id,)
+                ).fetchone()
+                if row is None:
+                    results.append([])
+                    continue
+                scope_key, revision = row
+                # Ties in rank go to the newer entry version: a deterministic, stable key.
+                hits = conn.execute(
+                    "SELECT v.entry_id, v.entry_version_id, v.text FROM memory_fts"
+                    " JOIN memory_entry_versions v ON v.version_key = memory_fts.rowid"
+                    f" WHERE memory_fts MATCH ? ORDER BY {_RANK}, v.version_key DESC LIMIT ?",
+                    (_match_expression(scope_key, query), limit),
+                ).fetchall()
+                results.append(
+                    [MemoryHit(MemoryCitation(revision, eid, vid), text) for eid, vid, text in hits]
+                )
+        return results
+
+
+# Helpers that run inside an open transaction ---------------------------------------------------
+
+
+def _statements(script: str) -> list[str]:
+    """Split a migration into statements (executescript would commit the open transaction)."""
+    code = "\n".join(line for line in script.splitlines() if not line.strip().startswith("--"))
+    return [statement.strip() for statement in code.split(";") if statement.strip()]
+
+
+def _load_scope(conn: sqlite3.Connection, scope_id: str) -> Scope | None:
+    row = conn.execute(
+        "SELECT scope_key, title, summary, version FROM scopes WHERE scope_id = ?", (scope_id,)
+    ).fetchone()
+    if row is None:
+        return None
+    scope_key, title, summary, version = row
+    refs = tuple(
+        r[0]
+        for r in conn.execute(
+            "SELECT s.scope_id FROM scope_references r JOIN scopes s ON s.scope_key = r.referenced_key"
+            " WHERE r.scope_key = ? ORDER BY r.position",
+            (scope_key,),
+        )
+    )
+    return Scope(scope_id, title, summary, refs, version)
+
+
+def _reference_keys(conn: sqlite3.Connection, references: Sequence[str]) -> list[int]:
+    keys = []
+    for i, ref in enumerate(references):
+        row = conn.execute("SELECT scope_key FROM scopes WHERE scope_id = ?", (ref,)).fetchone()
+        if row is None:
+            raise InvalidRequest.single(
+                "reference_not_found", ("context_references", i), "The referenced Scope was not found."
+            )
+        keys.append(int(row[0]))
+    return keys
+
+
+def _write_references(conn: sqlite3.Connection, scope_key: int, ref_keys: Sequence[int]) -> None:
+    conn.executemany(
+        "INSERT INTO scope_references (scope_key, position, referenced_key) VALUES (?, ?, ?)",
+        [(scope_key, position, key) for position, key in enumerate(ref_keys)],
+    )
+
+
+def _scope_memory(conn: sqlite3.Connection, scope_id: str) -> tuple[int, int]:
+    row = conn.execute(
+        "SELECT scope_key, memory_revision FROM scopes WHERE scope_id = ?", (scope_id,)
+    ).fetchone()
+    if row is None:
+        raise ScopeNotFound()
+    return int(row[0]), int(row[1])
+
+
+def _head_version(
+    conn: sqlite3.Connection, scope_id: str, citation: MemoryCitation
+) -> tuple[int, int, int, int, str]:
+    """(scope_key, head revision, version_key, version_number, kind) of a citation naming a head version."""
+    scope_key, revision = _scope_memory(conn, scope_id)
+    row = conn.execute(
+        "SELECT v.version_key, v.version_number, v.added_revision, v.removed_revision, e.kind"
+        " FROM memory_entry_versions v JOIN memory_entries e ON e.scope_key = v.scope_key AND e.entry_id = v.entry_id"
+        " WHERE v.scope_key = ? AND v.entry_id = ? AND v.entry_version_id = ?",
+        (scope_key, citation.entry_id, citation.entry_version_id),
+    ).fetchone()
+    if row is None:
+        raise EntryNotFound()
+    version_key, version_number, added, removed, kind = row
+    if (
+        citation.revision > revision
+        or citation.revision < added
+        or (removed is not None and citation.revision >= removed)
+    ):
+        raise EntryNotFound()
+    if removed is not None:
+        raise RevisionConflict("The citation does not name the entry's current version.")
+    return scope_key, revision, version_key, version_number, kind
+
+
+def _insert_version(
+    conn: sqlite3.Connection, scope_key: int, entry_id: str, version_number: int, text: str, revision: int
+) -> str:
+    version_id = f"{entry_id}-v{version_number}"
+    cur = conn.execute(
+        "INSERT INTO memory_entry_versions"
+        " (scope_key, entry_id, version_number, entry_version_id, text, added_revision) VALUES (?, ?, ?, ?, ?, ?)",
+        (scope_key, entry_id, version_number, version_id, text, revision),
+    )
+    conn.execute(
+        "INSERT INTO memory_fts (rowid, scope_tag, body) VALUES (?, ?, ?)",
+        (cur.lastrowid, f"s{scope_key}", index_text(text)),
+    )
+    return version_id
+
+
+def _commit_revision(
+    conn: sqlite3.Connection,
+    scope_key: int,
+    revision: int,
+    operation: str,
+    entry_id: str,
+    entry_counter: int | None = None,
+) -> None:
+    conn.execute(
+        "INSERT INTO memory_revisions (scope_key, revision, operation, entry_id, created_at) VALUES (?, ?, ?, ?, ?)",
+        (scope_key, revision, operation, entry_id, _now()),
+    )
+    conn.execute(
+        "UPDATE scopes SET memory_revision = ?, entry_counter = COALESCE(?, entry_counter) WHERE scope_key = ?",
+        (revision, entry_counter, scope_key),
+    )
