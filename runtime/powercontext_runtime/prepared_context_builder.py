@@ -1,0 +1,84 @@
+"""PreparedContextBuilder for assembly requests: sections in request order, limits, byte budget.
+
+Section order is budget priority: each family fits its candidates, in recall order, into what the
+earlier families left, until it has included `limit` entries or run out. Candidates that do not
+fit are skipped and later, shorter ones still tried. Byte accounting is incremental: every entry's
+cost is the size of the exact strings the renderer returns, so the document is their concatenation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from .budget import fit_body
+from .candidates import Candidate, Origin
+from .models import PreparedContext
+from .text_render import FRAME_BYTES, document, entry_text, metadata_block, quote_body, section_heading
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    family: str
+    limit: int
+
+
+@dataclass(frozen=True, slots=True)
+class AssemblyOptions:
+    sections: tuple[Section, ...]
+    show_confidence: bool = False
+    show_recall_rank: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltContext:
+    """The response and the exact origins of the entries it includes, in output order."""
+
+    result: PreparedContext
+    origins: tuple[Origin, ...]
+
+
+def _size(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+def build_text_context(
+    pools: Mapping[str, Sequence[Candidate]], options: AssemblyOptions, max_bytes: int
+) -> BuiltContext:
+    """`pools` maps a family to its cleaned candidates in recall order (recall_rank = position + 1)."""
+    used = FRAME_BYTES
+    parts: list[str] = []
+    origins: list[Origin] = []
+    for section in options.sections:
+        heading = section_heading(section.family)
+        included = 0
+        for rank, candidate in enumerate(pools.get(section.family, ()), start=1):
+            if included == section.limit:
+                break
+            lead = _size(heading) if included == 0 else 0
+            number = included + 1
+            metadata = {
+                truncated: metadata_block(
+                    candidate.origin,
+                    recall_rank=rank,
+                    show_confidence=options.show_confidence,
+                    show_recall_rank=options.show_recall_rank,
+                    truncated=truncated,
+                )
+                for truncated in (False, True)
+            }
+            frame = {t: _size(entry_text(section.family, number, m, "")) for t, m in metadata.items()}
+            room = max_bytes - used - lead
+            body = quote_body(candidate.body)
+            fitted = fit_body(body.quoted, body.cost, body.pieces, room - frame[False], room - frame[True])
+            if fitted is None:
+                continue
+            if included == 0:
+                parts.append(heading)
+            parts.append(entry_text(section.family, number, metadata[fitted.truncated], fitted.text))
+            used += lead + frame[fitted.truncated] + fitted.rendered_bytes
+            included += 1
+            origins.append(candidate.origin)
+    if not origins:
+        return BuiltContext(PreparedContext.empty(), ())
+    return BuiltContext(PreparedContext("ready", document(parts)), tuple(origins))
