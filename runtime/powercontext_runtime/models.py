@@ -77,3 +77,96 @@ class PreparedContext:
     @classmethod
     def empty(cls) -> PreparedContext:
         return cls("empty", None)
+
+
+# Artifact families beyond Memory ------------------------------------------------------------------
+
+EXPERIENCE_FAMILY = "experience"
+PROFILE_FAMILY = "profile"
+PROFILE_ARTIFACT_ID = "profile"
+TOPIC_FAMILY = "topic-memory"
+FAMILIES = (MEMORY_FAMILY, EXPERIENCE_FAMILY, PROFILE_FAMILY, TOPIC_FAMILY)
+
+CandidateState = Literal["pending", "approved", "rejected"]
+
+
+@dataclass(frozen=True, slots=True)
+class ArtifactRef:
+    family: str
+    artifact_id: str
+    revision: int
+
+
+@dataclass(frozen=True, slots=True)
+class ExperienceFields:
+    situation: str
+    action: str
+    outcome: str
+    lesson: str
+
+    @property
+    def body(self) -> str:
+        """The text prepare shows (legacy item content and the Markdown body alike)."""
+        return f"Situation: {self.situation}\nAction: {self.action}\nOutcome: {self.outcome}\nLesson: {self.lesson}"
+
+
+@dataclass(frozen=True, slots=True)
+class Experience:
+    ref: ArtifactRef
+    fields: ExperienceFields
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileSnapshot:
+    ref: ArtifactRef
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class Topic:
+    ref: ArtifactRef
+    title: str
+    summary: str
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class TopicHit:
+    ref: ArtifactRef
+    title: str
+    summary: str
+    snippet: str | None
+
+
+Proposal = ExperienceFields | str  # Experience fields, or Profile Markdown
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateRecord:
+    """A proposed change awaiting review. `committed` is the revision approval created."""
+
+    candidate_id: str
+    family: str
+    state: CandidateState
+    version: int
+    target_artifact_id: str | None
+    base_revision: int
+    proposal: Proposal
+    committed: ArtifactRef | None
+
+
+@dataclass(frozen=True, slots=True)
+class CandidatePage:
+    candidates: tuple[CandidateRecord, ...]
+    next_cursor: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryRevision:
+    """An exact read of Memory at one revision: the entries live in it, in creation order."""
+
+    ref: ArtifactRef
+    entries: tuple[MemoryEntry, ...]
+
+
+ArtifactRevision = Experience | ProfileSnapshot | Topic | MemoryRevision

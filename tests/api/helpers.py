@@ -38,7 +38,9 @@ def prepare(http: httpx.Client, scope_id: str, query: str, **fields: Any) -> dic
 
 def legacy_content(items: list[dict[str, Any]]) -> str:
     """existing-runtime §3 restated independently of the server's code, for byte comparisons."""
-    envelope = json.dumps({"trust": "untrusted_history", "items": items}, ensure_ascii=False, separators=(",", ":"))
+    envelope = json.dumps(
+        {"trust": "untrusted_history", "items": items}, ensure_ascii=False, separators=(",", ":")
+    )
     return f"{NOTICE}\n\nBEGIN_POWERCONTEXT_PREPARED_CONTEXT_V1\n{envelope}\nEND_POWERCONTEXT_PREPARED_CONTEXT_V1"
 
 

@@ -34,7 +34,9 @@ def test_remember_returns_the_exact_citation(http: httpx.Client) -> None:
 def test_expected_revision_guards_remember(http: httpx.Client) -> None:
     scope_id = new_scope(http)
     remember(http, scope_id, "first", expected_revision=0)
-    response = http.post("/v1/memory/remember", json={"scope_id": scope_id, "text": "late", "expected_revision": 0})
+    response = http.post(
+        "/v1/memory/remember", json={"scope_id": scope_id, "text": "late", "expected_revision": 0}
+    )
     assert response.status_code == 409
     assert response.json()["error"]["code"] == "revision_conflict"
     assert [h["text"] for h in search(http, scope_id, "late first")] == ["first"]
@@ -97,7 +99,9 @@ def test_revise_keeps_the_old_version_readable_by_its_citation(http: httpx.Clien
 def test_revising_a_superseded_citation_is_409(http: httpx.Client) -> None:
     scope_id = new_scope(http)
     old = remember(http, scope_id, "v1 text")
-    http.post("/v1/memory/entries/revise", json={"scope_id": scope_id, "citation": old["citation"], "text": "v2"})
+    http.post(
+        "/v1/memory/entries/revise", json={"scope_id": scope_id, "citation": old["citation"], "text": "v2"}
+    )
     response = http.post(
         "/v1/memory/entries/revise", json={"scope_id": scope_id, "citation": old["citation"], "text": "v3"}
     )
@@ -109,12 +113,16 @@ def test_retire_removes_the_entry_from_search_and_listing_but_not_exact_reads(ht
     scope_id = new_scope(http)
     keep = remember(http, scope_id, "keep this lighthouse fact")
     gone = remember(http, scope_id, "retire this lighthouse fact")
-    response = http.post("/v1/memory/entries/retire", json={"scope_id": scope_id, "citation": gone["citation"]})
+    response = http.post(
+        "/v1/memory/entries/retire", json={"scope_id": scope_id, "citation": gone["citation"]}
+    )
     assert response.status_code == 200 and response.json()["state"] == "retired"
     assert [h["text"] for h in search(http, scope_id, "lighthouse")] == [keep["text"]]
     listed = http.post("/v1/memory/entries/list", json={"scope_id": scope_id}).json()
     assert [e["text"] for e in listed["entries"]] == [keep["text"]]
-    exact = http.post("/v1/memory/entries/get", json={"scope_id": scope_id, "citation": gone["citation"]}).json()
+    exact = http.post(
+        "/v1/memory/entries/get", json={"scope_id": scope_id, "citation": gone["citation"]}
+    ).json()
     assert (exact["text"], exact["state"]) == ("retire this lighthouse fact", "retired")
 
 
@@ -126,7 +134,10 @@ def test_a_citation_naming_nothing_is_404(http: httpx.Client) -> None:
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "entry_not_found"
     future = {**entry["citation"], "memory_ref": {**entry["citation"]["memory_ref"], "revision": 99}}
-    assert http.post("/v1/memory/entries/get", json={"scope_id": scope_id, "citation": future}).status_code == 404
+    assert (
+        http.post("/v1/memory/entries/get", json={"scope_id": scope_id, "citation": future}).status_code
+        == 404
+    )
 
 
 def test_list_pages_through_active_entries_in_creation_order(http: httpx.Client) -> None:

@@ -11,7 +11,12 @@ def test_create_returns_201_with_the_descriptor(http: httpx.Client) -> None:
     ref = new_scope(http)
     response = http.post(
         "/v1/scopes",
-        json={"scope_id": "project:created-" + ref[-6:], "title": "Demo", "summary": "S", "context_references": [ref]},
+        json={
+            "scope_id": "project:created-" + ref[-6:],
+            "title": "Demo",
+            "summary": "S",
+            "context_references": [ref],
+        },
     )
     assert response.status_code == 201
     assert response.json() == {
@@ -41,13 +46,19 @@ def test_get_unknown_scope_is_404_scope_not_found(http: httpx.Client) -> None:
 def test_update_bumps_version_and_keeps_reference_order(http: httpx.Client) -> None:
     a, b, c = new_scope(http), new_scope(http), new_scope(http)
     scope_id = new_scope(http)
-    response = http.put(f"/v1/scopes/{scope_id}", json={"expected_version": 1, "context_references": [c, a, b]})
+    response = http.put(
+        f"/v1/scopes/{scope_id}", json={"expected_version": 1, "context_references": [c, a, b]}
+    )
     assert response.status_code == 200
     assert response.json()["context_references"] == [c, a, b]
     assert response.json()["version"] == 2
     assert http.get(f"/v1/scopes/{scope_id}").json()["context_references"] == [c, a, b]
     title_only = http.put(f"/v1/scopes/{scope_id}", json={"expected_version": 2, "title": "T"}).json()
-    assert (title_only["title"], title_only["context_references"], title_only["version"]) == ("T", [c, a, b], 3)
+    assert (title_only["title"], title_only["context_references"], title_only["version"]) == (
+        "T",
+        [c, a, b],
+        3,
+    )
 
 
 def test_stale_expected_version_is_409_and_changes_nothing(http: httpx.Client) -> None:
@@ -67,7 +78,9 @@ def test_references_must_exist_be_unique_and_not_self(http: httpx.Client) -> Non
         ([ref, ref], None),  # uniqueItems in the contract, or the Runtime's own check
         ([scope_id], "reference_self"),
     ):
-        response = http.put(f"/v1/scopes/{scope_id}", json={"expected_version": 1, "context_references": refs})
+        response = http.put(
+            f"/v1/scopes/{scope_id}", json={"expected_version": 1, "context_references": refs}
+        )
         errors = assert_invalid_request(response)
         if type_:
             assert errors[0]["type"] == type_

@@ -61,4 +61,59 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
         );
         """,
     ),
+    (
+        2,
+        """
+        -- Per-Scope counters that name new things: experience-N, topic-N, candidate-N.
+        CREATE TABLE scope_counters (
+            scope_key INTEGER NOT NULL REFERENCES scopes (scope_key),
+            name TEXT NOT NULL,
+            value INTEGER NOT NULL,
+            PRIMARY KEY (scope_key, name)
+        );
+        -- Committed revisions of Experience, Profile and Topic Memory; rows are never updated.
+        CREATE TABLE artifact_revisions (
+            revision_key INTEGER PRIMARY KEY,
+            scope_key INTEGER NOT NULL REFERENCES scopes (scope_key),
+            family TEXT NOT NULL,
+            artifact_id TEXT NOT NULL,
+            revision INTEGER NOT NULL,
+            payload TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            UNIQUE (scope_key, family, artifact_id, revision)
+        );
+        CREATE TABLE artifact_heads (
+            scope_key INTEGER NOT NULL REFERENCES scopes (scope_key),
+            family TEXT NOT NULL,
+            artifact_id TEXT NOT NULL,
+            revision INTEGER NOT NULL,
+            revision_key INTEGER NOT NULL REFERENCES artifact_revisions (revision_key),
+            PRIMARY KEY (scope_key, family, artifact_id)
+        );
+        CREATE TABLE candidates (
+            scope_key INTEGER NOT NULL REFERENCES scopes (scope_key),
+            candidate_id TEXT NOT NULL,
+            candidate_number INTEGER NOT NULL,
+            family TEXT NOT NULL,
+            target_artifact_id TEXT,
+            base_revision INTEGER NOT NULL,
+            payload TEXT NOT NULL,
+            state TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            committed_artifact_id TEXT,
+            committed_revision INTEGER,
+            created_at TEXT NOT NULL,
+            decided_at TEXT,
+            PRIMARY KEY (scope_key, candidate_id),
+            UNIQUE (scope_key, candidate_number)
+        );
+        -- Head revisions only; rowid = revision_key.
+        CREATE VIRTUAL TABLE experience_fts USING fts5 (
+            scope_tag, body, tokenize = "unicode61 remove_diacritics 0 tokenchars '_'"
+        );
+        CREATE VIRTUAL TABLE topic_fts USING fts5 (
+            scope_tag, body, tokenize = "unicode61 remove_diacritics 0 tokenchars '_'"
+        );
+        """,
+    ),
 )

@@ -6,7 +6,6 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 
 from ..errors import (
@@ -17,8 +16,27 @@ from ..errors import (
     ScopeAlreadyExists,
     ScopeNotFound,
 )
-from ..models import MemoryCitation, MemoryEntry, MemoryHit, Scope
+from ..models import (
+    EXPERIENCE_FAMILY,
+    MEMORY_ARTIFACT_ID,
+    MEMORY_FAMILY,
+    TOPIC_FAMILY,
+    ArtifactRef,
+    ArtifactRevision,
+    CandidateRecord,
+    Experience,
+    MemoryCitation,
+    MemoryEntry,
+    MemoryHit,
+    MemoryRevision,
+    ProfileSnapshot,
+    Proposal,
+    Scope,
+    Topic,
+)
 from ..text_search import SearchQuery, index_text
+from . import sqlite_artifacts as artifacts
+from .sqlite_artifacts import match_expression, now
 from .sqlite_schema import MIGRATIONS
 
 _BUSY_TIMEOUT_MS = 10_000
@@ -32,16 +50,6 @@ def sqlite_path_from_url(url: str) -> str:
     if not url.startswith(prefix) or len(url) == len(prefix):
         raise ValueError("A SQLite URL looks like sqlite:///path/to/file.sqlite3")
     return url[len(prefix) :]
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds")
-
-
-def _match_expression(scope_key: int, query: SearchQuery) -> str:
-    # Every term is quoted, so nothing in a query can act as FTS5 syntax.
-    terms = " OR ".join('"' + " ".join(term).replace('"', '""') + '"' for term in query.terms)
-    return f"scope_tag : s{scope_key} AND body : ({terms})"
 
 
 class SqliteStore:
@@ -58,7 +66,11 @@ class SqliteStore:
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self._path, isolation_level=None, timeout=_BUSY_TIMEOUT_MS / 1000)
+            # check_same_thread=False only so close() can run from the shutdown thread; each
+            # connection is otherwise used by the one thread that opened it.
+            conn = sqlite3.connect(
+                self._path, isolation_level=None, timeout=_BUSY_TIMEOUT_MS / 1000, check_same_thread=False
+            )
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")
@@ -97,7 +109,7 @@ class SqliteStore:
                     continue
                 for statement in _statements(script):
                     conn.execute(statement)
-                conn.execute("INSERT INTO schema_migrations VALUES (?, ?)", (version, _now()))
+                conn.execute("INSERT INTO schema_migrations VALUES (?, ?)", (version, now()))
 
     def ping(self) -> None:
         with self._transaction(write=False) as conn:
@@ -116,11 +128,11 @@ class SqliteStore:
             if conn.execute("SELECT 1 FROM scopes WHERE scope_id = ?", (scope.scope_id,)).fetchone():
                 raise ScopeAlreadyExists()
             ref_keys = _reference_keys(conn, scope.context_references)
-            now = _now()
+            stamp = now()
             cur = conn.execute(
                 "INSERT INTO scopes (scope_id, title, summary, version, created_at, updated_at)"
                 " VALUES (?, ?, ?, 1, ?, ?)",
-                (scope.scope_id, scope.title, scope.summary, now, now),
+                (scope.scope_id, scope.title, scope.summary, stamp, stamp),
             )
             _write_references(conn, int(cur.lastrowid or 0), ref_keys)
             return _load_scope(conn, scope.scope_id) or scope
@@ -164,7 +176,7 @@ class SqliteStore:
             conn.execute(
                 "UPDATE scopes SET title = COALESCE(?, title), summary = COALESCE(?, summary),"
                 " version = version + 1, updated_at = ? WHERE scope_key = ?",
-                (title, summary, _now(), scope_key),
+                (title, summary, now(), scope_key),
             )
             updated = _load_scope(conn, scope_id)
             assert updated is not None
@@ -292,12 +304,113 @@ class SqliteStore:
                     "SELECT v.entry_id, v.entry_version_id, v.text FROM memory_fts"
                     " JOIN memory_entry_versions v ON v.version_key = memory_fts.rowid"
                     f" WHERE memory_fts MATCH ? ORDER BY {_RANK}, v.version_key DESC LIMIT ?",
-                    (_match_expression(scope_key, query), limit),
+                    (match_expression(scope_key, query), limit),
                 ).fetchall()
                 results.append(
                     [MemoryHit(MemoryCitation(revision, eid, vid), text) for eid, vid, text in hits]
                 )
         return results
+
+    # Experience, Profile, Topic Memory and Candidates --------------------------------------------
+    def propose(
+        self, scope_id: str, family: str, target_artifact_id: str | None, proposal: Proposal
+    ) -> CandidateRecord:
+        with self._transaction(write=True) as conn:
+            key = artifacts.scope_key(conn, scope_id)
+            return artifacts.insert_candidate(conn, key, family, target_artifact_id, proposal)
+
+    def decide_candidate(
+        self, scope_id: str, candidate_id: str, expected_version: int, approve: bool
+    ) -> CandidateRecord:
+        with self._transaction(write=True) as conn:
+            key = artifacts.scope_key(conn, scope_id)
+            return artifacts.decide_candidate(conn, key, candidate_id, expected_version, approve)
+
+    def get_candidate(self, scope_id: str, candidate_id: str) -> CandidateRecord | None:
+        with self._transaction(write=False) as conn:
+            return artifacts.load_candidate(conn, artifacts.scope_key(conn, scope_id), candidate_id)
+
+    def list_candidates(
+        self, scope_id: str, state: str | None, after_position: int, limit: int
+    ) -> list[tuple[int, CandidateRecord]]:
+        with self._transaction(write=False) as conn:
+            key = artifacts.scope_key(conn, scope_id)
+            return artifacts.list_candidates(conn, key, state, after_position, limit)
+
+    def put_topic(
+        self,
+        scope_id: str,
+        artifact_id: str | None,
+        title: str,
+        summary: str,
+        detail: str,
+        expected_revision: int | None,
+    ) -> Topic:
+        with self._transaction(write=True) as conn:
+            key = artifacts.scope_key(conn, scope_id)
+            return artifacts.put_topic(conn, key, artifact_id, title, summary, detail, expected_revision)
+
+    def get_artifact(self, scope_id: str, ref: ArtifactRef) -> ArtifactRevision | None:
+        with self._transaction(write=False) as conn:
+            key = artifacts.scope_key(conn, scope_id)
+            if ref.family != MEMORY_FAMILY:
+                return artifacts.read_revision(conn, key, ref.family, ref.artifact_id, ref.revision)
+            head = conn.execute("SELECT memory_revision FROM scopes WHERE scope_key = ?", (key,)).fetchone()[
+                0
+            ]
+            if ref.artifact_id != MEMORY_ARTIFACT_ID or ref.revision > head:
+                return None
+            rows = conn.execute(
+                "SELECT v.entry_id, v.entry_version_id, v.text, e.kind, e.retired_revision FROM memory_entry_versions v"
+                " JOIN memory_entries e ON e.scope_key = v.scope_key AND e.entry_id = v.entry_id"
+                " WHERE v.scope_key = ? AND v.added_revision <= ? AND (v.removed_revision IS NULL OR v.removed_revision > ?)"
+                " ORDER BY e.entry_number",
+                (key, ref.revision, ref.revision),
+            ).fetchall()
+            return MemoryRevision(
+                ref,
+                tuple(
+                    MemoryEntry(
+                        MemoryCitation(ref.revision, eid, vid),
+                        text,
+                        kind,
+                        "active" if retired is None else "retired",
+                    )
+                    for eid, vid, text, kind, retired in rows
+                ),
+            )
+
+    def search_experience(
+        self, scope_ids: Sequence[str], query: SearchQuery, limit: int
+    ) -> list[list[Experience]]:
+        found = self._search_heads(scope_ids, EXPERIENCE_FAMILY, query, limit)
+        return [[a for a in hits if isinstance(a, Experience)] for hits in found]
+
+    def search_topics(self, scope_id: str, query: SearchQuery, limit: int) -> list[Topic]:
+        found = self._search_heads([scope_id], TOPIC_FAMILY, query, limit)[0]
+        return [a for a in found if isinstance(a, Topic)]
+
+    def latest_profiles(self, scope_ids: Sequence[str]) -> list[ProfileSnapshot | None]:
+        with self._transaction(write=False) as conn:
+            out: list[ProfileSnapshot | None] = []
+            for scope_id in scope_ids:
+                row = conn.execute("SELECT scope_key FROM scopes WHERE scope_id = ?", (scope_id,)).fetchone()
+                out.append(None if row is None else artifacts.latest_profile(conn, int(row[0])))
+            return out
+
+    def _search_heads(
+        self, scope_ids: Sequence[str], family: str, query: SearchQuery, limit: int
+    ) -> list[list[Experience | ProfileSnapshot | Topic]]:
+        if query.is_empty:
+            return [[] for _ in scope_ids]
+        with self._transaction(write=False) as conn:
+            out: list[list[Experience | ProfileSnapshot | Topic]] = []
+            for scope_id in scope_ids:
+                row = conn.execute("SELECT scope_key FROM scopes WHERE scope_id = ?", (scope_id,)).fetchone()
+                out.append(
+                    [] if row is None else artifacts.search_heads(conn, int(row[0]), family, query, limit)
+                )
+            return out
 
 
 # Helpers that run inside an open transaction ---------------------------------------------------
@@ -406,7 +519,7 @@ def _commit_revision(
 ) -> None:
     conn.execute(
         "INSERT INTO memory_revisions (scope_key, revision, operation, entry_id, created_at) VALUES (?, ?, ?, ?, ?)",
-        (scope_key, revision, operation, entry_id, _now()),
+        (scope_key, revision, operation, entry_id, now()),
     )
     conn.execute(
         "UPDATE scopes SET memory_revision = ?, entry_counter = COALESCE(?, entry_counter) WHERE scope_key = ?",
