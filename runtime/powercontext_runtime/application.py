@@ -6,11 +6,22 @@ same semantic checks as an HTTP call, and returns frozen domain values (see `mod
 
 from __future__ import annotations
 
+from pydantic import MISSING
+
 from .config import Settings
 from .cursors import decode_cursor, encode_cursor
 from .errors import EntryNotFound, InvalidRequest, ScopeNotFound
 from .legacy_prepare import prepare_legacy
 from .models import (
+    EXPERIENCE_FAMILY,
+    PROFILE_ARTIFACT_ID,
+    PROFILE_FAMILY,
+    ArtifactRef,
+    ArtifactRevision,
+    CandidatePage,
+    CandidateRecord,
+    Experience,
+    ExperienceFields,
     MemoryCitation,
     MemoryEntry,
     MemoryEntryPage,
@@ -18,18 +29,38 @@ from .models import (
     PreparedContext,
     Scope,
     ScopePage,
+    Topic,
+    TopicHit,
 )
-from .recall import recall_memory
+from .prepared_context_builder import AssemblyOptions, Section, build_text_context
+from .recall import (
+    legacy_topic_body,
+    recall_experience,
+    recall_memory,
+    recall_text_pools,
+    recall_topics,
+    topic_hit,
+)
 from .requests import (
+    AssemblyInput,
+    CandidateRef,
     CitationInput,
     CitedEntry,
     CreateScope,
+    DecideCandidate,
+    GetArtifact,
+    ListCandidates,
     ListEntries,
     ListScopes,
     PrepareContext,
+    ProposeExperience,
+    ProposeProfile,
+    PutTopic,
     Remember,
     ReviseEntry,
+    SearchExperience,
     SearchMemory,
+    SearchTopics,
     UpdateScope,
 )
 from .store import Store
@@ -115,11 +146,103 @@ class ScopedContextApplication:
         self.get_scope(request.scope_id)
         return self._store.search_memory([request.scope_id], parse_query(request.query), request.limit)[0]
 
+    # Experience, Profile, Topic Memory, Candidates ---------------------------------------------
+    def propose_experience(self, request: ProposeExperience) -> CandidateRecord:
+        fields = ExperienceFields(request.situation, request.action, request.outcome, request.lesson)
+        return self._store.propose(request.scope_id, EXPERIENCE_FAMILY, request.artifact_id, fields)
+
+    def propose_profile(self, request: ProposeProfile) -> CandidateRecord:
+        # Stored normalised to end with exactly one LF, so every snapshot renders the same way.
+        content = request.content.rstrip("\n") + "\n"
+        return self._store.propose(request.scope_id, PROFILE_FAMILY, PROFILE_ARTIFACT_ID, content)
+
+    def approve_candidate(self, request: DecideCandidate) -> CandidateRecord:
+        return self._store.decide_candidate(
+            request.scope_id, request.candidate_id, request.expected_version, True
+        )
+
+    def reject_candidate(self, request: DecideCandidate) -> CandidateRecord:
+        return self._store.decide_candidate(
+            request.scope_id, request.candidate_id, request.expected_version, False
+        )
+
+    def get_candidate(self, request: CandidateRef) -> CandidateRecord:
+        found = self._store.get_candidate(request.scope_id, request.candidate_id)
+        if found is None:
+            raise EntryNotFound()
+        return found
+
+    def list_candidates(self, request: ListCandidates) -> CandidatePage:
+        after = int(decode_cursor(request.cursor, "candidate")) if request.cursor else 0
+        rows = self._store.list_candidates(request.scope_id, request.state, after, request.limit + 1)
+        page = rows[: request.limit]
+        more = len(rows) > request.limit
+        return CandidatePage(
+            tuple(c for _, c in page), encode_cursor("candidate", str(page[-1][0])) if more else None
+        )
+
+    def search_experience(self, request: SearchExperience) -> list[Experience]:
+        self.get_scope(request.scope_id)
+        return self._store.search_experience([request.scope_id], parse_query(request.query), request.limit)[0]
+
+    def put_topic(self, request: PutTopic) -> Topic:
+        return self._store.put_topic(
+            request.scope_id,
+            request.artifact_id,
+            request.title,
+            request.summary,
+            request.detail,
+            request.expected_revision,
+        )
+
+    def search_topics(self, request: SearchTopics) -> list[TopicHit]:
+        self.get_scope(request.scope_id)
+        query = parse_query(request.query)
+        return [
+            topic_hit(t, query) for t in self._store.search_topics(request.scope_id, query, request.limit)
+        ]
+
+    def get_artifact(self, request: GetArtifact) -> ArtifactRevision:
+        ref = ArtifactRef(request.artifact.family, request.artifact.artifact_id, request.artifact.revision)
+        found = self._store.get_artifact(request.scope_id, ref)
+        if found is None:
+            raise EntryNotFound()
+        return found
+
     # Prepare ------------------------------------------------------------------------------------
     def prepare_context(self, request: PrepareContext) -> PreparedContext:
+        # The total-entries policy is a validation rule: it fails before any lookup or recall.
+        options = None if request.assembly is MISSING else self.assembly_options(request.assembly)
         scope = self.get_scope(request.scope_id)
-        memory = recall_memory(self._store, scope, parse_query(request.query))
-        return prepare_legacy(memory, request.max_bytes)
+        if options is None:
+            query = parse_query(request.query)
+            return prepare_legacy(
+                recall_memory(self._store, scope, query),
+                request.max_bytes,
+                topics=recall_topics(self._store, scope, query, legacy_topic_body),
+                experience=recall_experience(self._store, scope, query),
+            )
+        if not options.sections:
+            return PreparedContext.empty()
+        families = [section.family for section in options.sections]
+        pools = recall_text_pools(self._store, scope, parse_query(request.query), families)
+        return build_text_context(pools, options, request.max_bytes).result
+
+    def assembly_options(self, assembly: AssemblyInput) -> AssemblyOptions:
+        """The builder's options, after the configured total-entries policy."""
+        total = sum(section.limit for section in assembly.sections)
+        if total > self.settings.assembly_max_entries:
+            raise InvalidRequest.single(
+                "too_many_entries",
+                ("assembly", "sections"),
+                f"The section limits add up to more than the configured maximum of "
+                f"{self.settings.assembly_max_entries} entries",
+            )
+        return AssemblyOptions(
+            sections=tuple(Section(s.family, s.limit) for s in assembly.sections),
+            show_confidence="confidence" in assembly.show,
+            show_recall_rank="recall_rank" in assembly.show,
+        )
 
 
 def _citation(value: CitationInput) -> MemoryCitation:

@@ -1,17 +1,72 @@
-"""Recall: per-Scope searches turned into bounded, ordered candidate pools."""
+"""Recall: per-Scope searches turned into bounded, ordered, cleaned candidate pools per family.
+
+Memory and Experience search the current Scope and then each Context Reference in configured
+order, keep each Scope's hit order, interleave, and cap the merged pool (16 and 8). Topic Memory
+searches the current Scope only (8). Profile takes the latest committed snapshot of the current
+Scope, then of each Context Reference. Only the families asked for are read.
+"""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable, Collection, Sequence
+
 from .candidates import Candidate, Origin, clean_pool, interleave
-from .models import MEMORY_ARTIFACT_ID, MEMORY_FAMILY, Scope
+from .models import (
+    EXPERIENCE_FAMILY,
+    MEMORY_ARTIFACT_ID,
+    MEMORY_FAMILY,
+    PROFILE_FAMILY,
+    TOPIC_FAMILY,
+    ArtifactRef,
+    Scope,
+    Topic,
+    TopicHit,
+)
 from .store import Store
 from .text_search import SearchQuery
 
 MEMORY_POOL = 16
+EXPERIENCE_POOL = 8
+TOPIC_POOL = 8
+SNIPPET_CHARS = 240
+SNIPPET_LEAD = 80
+
+TopicBody = Callable[[TopicHit], str]
+
+
+def legacy_topic_body(hit: TopicHit) -> str:
+    """Legacy item content: compact JSON of title, summary and, when present, snippet."""
+    data = {"title": hit.title, "summary": hit.summary}
+    if hit.snippet is not None:
+        data["snippet"] = hit.snippet
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+def text_topic_body(hit: TopicHit) -> str:
+    body = f"Title: {hit.title}\n\nSummary: {hit.summary}"
+    return body if hit.snippet is None else f"{body}\n\nSnippet: {hit.snippet}"
+
+
+def topic_snippet(detail: str, query: SearchQuery) -> str | None:
+    """A window of `detail` around the first place a query term occurs, or None."""
+    lowered = detail.lower()
+    positions = [p for term in query.terms if (p := lowered.find("".join(term))) >= 0]
+    if not positions:
+        return None
+    start = max(0, min(positions) - SNIPPET_LEAD)
+    return detail[start : start + SNIPPET_CHARS].strip() or None
+
+
+def topic_hit(topic: Topic, query: SearchQuery) -> TopicHit:
+    return TopicHit(topic.ref, topic.title, topic.summary, topic_snippet(topic.detail, query))
+
+
+def _origin(scope_id: str, ref: ArtifactRef) -> Origin:
+    return Origin(scope_id, ref.family, ref.artifact_id, ref.revision)
 
 
 def recall_memory(store: Store, scope: Scope, query: SearchQuery) -> list[Candidate]:
-    """Up to 16 Memory hits per Scope, interleaved current Scope first, capped at 16, cleaned."""
     scope_ids = [scope.scope_id, *scope.context_references]
     per_scope = store.search_memory(scope_ids, query, MEMORY_POOL)
     pools = [
@@ -33,3 +88,49 @@ def recall_memory(store: Store, scope: Scope, query: SearchQuery) -> list[Candid
         for scope_id, hits in zip(scope_ids, per_scope, strict=True)
     ]
     return clean_pool(interleave(pools, MEMORY_POOL))
+
+
+def recall_experience(store: Store, scope: Scope, query: SearchQuery) -> list[Candidate]:
+    scope_ids = [scope.scope_id, *scope.context_references]
+    per_scope = store.search_experience(scope_ids, query, EXPERIENCE_POOL)
+    pools = [
+        [Candidate(_origin(scope_id, e.ref), e.fields.body, scope_id == scope.scope_id) for e in hits]
+        for scope_id, hits in zip(scope_ids, per_scope, strict=True)
+    ]
+    return clean_pool(interleave(pools, EXPERIENCE_POOL))
+
+
+def recall_topics(store: Store, scope: Scope, query: SearchQuery, body: TopicBody) -> list[Candidate]:
+    topics = store.search_topics(scope.scope_id, query, TOPIC_POOL)
+    return clean_pool(
+        [Candidate(_origin(scope.scope_id, t.ref), body(topic_hit(t, query)), True) for t in topics]
+    )
+
+
+def recall_profiles(store: Store, scope: Scope) -> list[Candidate]:
+    scope_ids = [scope.scope_id, *scope.context_references]
+    snapshots = store.latest_profiles(scope_ids)
+    return clean_pool(
+        [
+            Candidate(_origin(scope_id, s.ref), s.content, scope_id == scope.scope_id)
+            for scope_id, s in zip(scope_ids, snapshots, strict=True)
+            if s is not None
+        ]
+    )
+
+
+def recall_text_pools(
+    store: Store, scope: Scope, query: SearchQuery, families: Collection[str]
+) -> dict[str, Sequence[Candidate]]:
+    """Pools for an assembly request: exactly the selected families, nothing else is read."""
+    pools: dict[str, Sequence[Candidate]] = {}
+    for family in families:
+        if family == MEMORY_FAMILY:
+            pools[family] = recall_memory(store, scope, query)
+        elif family == EXPERIENCE_FAMILY:
+            pools[family] = recall_experience(store, scope, query)
+        elif family == TOPIC_FAMILY:
+            pools[family] = recall_topics(store, scope, query, text_topic_body)
+        elif family == PROFILE_FAMILY:
+            pools[family] = recall_profiles(store, scope)
+    return pools

@@ -7,9 +7,20 @@ trusts, so a direct call cannot skip a rule the HTTP path enforces.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, StringConstraints, ValidationError
+from pydantic import (
+    MISSING,
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    Strict,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from .errors import ErrorItem, InvalidRequest
@@ -113,10 +124,136 @@ class SearchMemory(_Request):
     limit: Annotated[int, Strict(), Field(ge=1, le=50)] = 10
 
 
+FamilyName = Literal["memory", "experience", "profile", "topic-memory"]
+ShowName = Literal["confidence", "recall_rank"]
+ArtifactIdStr = Annotated[str, Strict(), Utf8, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._:-]{0,127}$")]
+ExperienceTextStr = Annotated[
+    str, Strict(), Utf8, StringConstraints(min_length=1, max_length=8000, pattern=NON_BLANK_PATTERN)
+]
+ProfileTextStr = Annotated[
+    str, Strict(), Utf8, StringConstraints(min_length=1, max_length=32000, pattern=NON_BLANK_PATTERN)
+]
+TopicTitleStr = Annotated[
+    str, Strict(), Utf8, StringConstraints(min_length=1, max_length=512, pattern=NON_BLANK_PATTERN)
+]
+TopicSummaryStr = Annotated[
+    str, Strict(), Utf8, StringConstraints(min_length=1, max_length=8000, pattern=NON_BLANK_PATTERN)
+]
+TopicDetailStr = Annotated[str, Strict(), Utf8, StringConstraints(max_length=64000)]
+CandidateIdStr = Annotated[str, Strict(), Utf8, StringConstraints(min_length=1, max_length=128)]
+SearchLimit = Annotated[int, Strict(), Field(ge=1, le=50)]
+PageLimit = Annotated[int, Strict(), Field(ge=1, le=200)]
+
+MAX_SECTION_LIMIT = 8
+MAX_EXPERIENCE_LIMIT = 2
+MAX_SECTIONS = 4
+
+
+class SectionInput(_Request):
+    family: FamilyName
+    limit: Annotated[int, Strict(), Field(ge=1, le=MAX_SECTION_LIMIT)]
+
+    @model_validator(mode="after")
+    def _experience_limit(self) -> SectionInput:
+        if self.family == "experience" and self.limit > MAX_EXPERIENCE_LIMIT:
+            raise PydanticCustomError("less_than_equal", "Experience allows a limit of at most 2")
+        return self
+
+
+DEFAULT_SECTIONS = (SectionInput(family="memory", limit=6), SectionInput(family="experience", limit=2))
+
+
+class AssemblyInput(_Request):
+    format: Literal["markdown"] = "markdown"
+    sections: Annotated[tuple[SectionInput, ...], Field(max_length=MAX_SECTIONS)] = DEFAULT_SECTIONS
+    show: Annotated[tuple[ShowName, ...], Field(max_length=2)] = ()
+
+    @field_validator("sections")
+    @classmethod
+    def _unique_families(cls, sections: tuple[SectionInput, ...]) -> tuple[SectionInput, ...]:
+        families = [s.family for s in sections]
+        if len(set(families)) != len(families):
+            raise PydanticCustomError("duplicate_family", "Each family may appear in at most one section")
+        return sections
+
+    @field_validator("show")
+    @classmethod
+    def _unique_show(cls, show: tuple[str, ...]) -> tuple[str, ...]:
+        if len(set(show)) != len(show):
+            raise PydanticCustomError("duplicate_show", "Each show value may appear at most once")
+        return show
+
+
 class PrepareContext(_Request):
     scope_id: ScopeIdStr
     query: QueryStr
     max_bytes: Annotated[int, Strict(), Field(ge=MIN_MAX_BYTES, le=MAX_MAX_BYTES)] = DEFAULT_MAX_BYTES
+    # Omitted ⇒ legacy output; explicit null is invalid (MISSING rejects None and is never dumped).
+    assembly: AssemblyInput | MISSING = MISSING
+
+
+class ProposeExperience(_Request):
+    scope_id: ScopeIdStr
+    situation: ExperienceTextStr
+    action: ExperienceTextStr
+    outcome: ExperienceTextStr
+    lesson: ExperienceTextStr
+    artifact_id: ArtifactIdStr | None = None
+
+
+class ProposeProfile(_Request):
+    scope_id: ScopeIdStr
+    content: ProfileTextStr
+
+
+class CandidateRef(_Request):
+    scope_id: ScopeIdStr
+    candidate_id: CandidateIdStr
+
+
+class DecideCandidate(_Request):
+    scope_id: ScopeIdStr
+    candidate_id: CandidateIdStr
+    expected_version: Annotated[int, Strict(), Field(ge=1)]
+
+
+class ListCandidates(_Request):
+    scope_id: ScopeIdStr
+    state: Literal["pending", "approved", "rejected"] | None = None
+    limit: PageLimit = 50
+    cursor: CursorStr | None = None
+
+
+class ArtifactRefInput(_Request):
+    family: FamilyName
+    artifact_id: ArtifactIdStr
+    revision: Annotated[int, Strict(), Field(ge=1)]
+
+
+class GetArtifact(_Request):
+    scope_id: ScopeIdStr
+    artifact: ArtifactRefInput
+
+
+class SearchExperience(_Request):
+    scope_id: ScopeIdStr
+    query: QueryStr
+    limit: SearchLimit = 10
+
+
+class PutTopic(_Request):
+    scope_id: ScopeIdStr
+    artifact_id: ArtifactIdStr | None = None
+    title: TopicTitleStr
+    summary: TopicSummaryStr
+    detail: TopicDetailStr = ""
+    expected_revision: Annotated[int, Strict(), Field(ge=0)] | None = None
+
+
+class SearchTopics(_Request):
+    scope_id: ScopeIdStr
+    query: QueryStr
+    limit: SearchLimit = 10
 
 
 RequestT = TypeVar("RequestT", bound=_Request)

@@ -5,7 +5,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from ..models import MemoryCitation, MemoryEntry, MemoryHit, Scope
+from ..models import (
+    ArtifactRef,
+    ArtifactRevision,
+    CandidateRecord,
+    Experience,
+    MemoryCitation,
+    MemoryEntry,
+    MemoryHit,
+    ProfileSnapshot,
+    Proposal,
+    Scope,
+    Topic,
+)
 from ..text_search import SearchQuery
 
 
@@ -59,3 +71,44 @@ class Store(Protocol):
 
         All Scopes are read from one snapshot so a prepare never mixes two moments.
         """
+
+    # Experience, Profile, Topic Memory, Candidates -------------------------------------------------
+    def propose(
+        self, scope_id: str, family: str, target_artifact_id: str | None, proposal: Proposal
+    ) -> CandidateRecord:
+        """A pending Candidate; `EntryNotFound` when `target_artifact_id` names no Experience."""
+
+    def decide_candidate(
+        self, scope_id: str, candidate_id: str, expected_version: int, approve: bool
+    ) -> CandidateRecord:
+        """Approve (commit the next revision) or reject. `RevisionConflict` when stale or decided."""
+
+    def get_candidate(self, scope_id: str, candidate_id: str) -> CandidateRecord | None: ...
+
+    def list_candidates(
+        self, scope_id: str, state: str | None, after_position: int, limit: int
+    ) -> list[tuple[int, CandidateRecord]]: ...
+
+    def put_topic(
+        self,
+        scope_id: str,
+        artifact_id: str | None,
+        title: str,
+        summary: str,
+        detail: str,
+        expected_revision: int | None,
+    ) -> Topic:
+        """Create (`artifact_id` None or new) or revise a topic; commits its next revision."""
+
+    def get_artifact(self, scope_id: str, ref: ArtifactRef) -> ArtifactRevision | None:
+        """The exact revision, or None. `ScopeNotFound` for an unknown Scope."""
+
+    def search_experience(
+        self, scope_ids: Sequence[str], query: SearchQuery, limit: int
+    ) -> list[list[Experience]]:
+        """Per Scope, approved Experience heads in retrieval order."""
+
+    def search_topics(self, scope_id: str, query: SearchQuery, limit: int) -> list[Topic]: ...
+
+    def latest_profiles(self, scope_ids: Sequence[str]) -> list[ProfileSnapshot | None]:
+        """Per Scope, the latest committed Profile snapshot or None."""
