@@ -116,14 +116,26 @@ def test_retire_removes_the_entry_from_search_and_listing_but_not_exact_reads(ht
     response = http.post(
         "/v1/memory/entries/retire", json={"scope_id": scope_id, "citation": gone["citation"]}
     )
-    assert response.status_code == 200 and response.json()["state"] == "retired"
+    assert response.status_code == 200
+    tombstone = response.json()
+    assert tombstone["state"] == "retired"
+    assert tombstone["citation"]["memory_ref"]["revision"] == 3  # the revision that retired it
     assert [h["text"] for h in search(http, scope_id, "lighthouse")] == [keep["text"]]
     listed = http.post("/v1/memory/entries/list", json={"scope_id": scope_id}).json()
     assert [e["text"] for e in listed["entries"]] == [keep["text"]]
+    # Exact reads never change: the live citation still reads active, the tombstone reads retired.
     exact = http.post(
         "/v1/memory/entries/get", json={"scope_id": scope_id, "citation": gone["citation"]}
     ).json()
-    assert (exact["text"], exact["state"]) == ("retire this lighthouse fact", "retired")
+    assert (exact["text"], exact["state"]) == ("retire this lighthouse fact", "active")
+    after = http.post(
+        "/v1/memory/entries/get", json={"scope_id": scope_id, "citation": tombstone["citation"]}
+    )
+    assert after.json() == tombstone
+    again = http.post(
+        "/v1/memory/entries/retire", json={"scope_id": scope_id, "citation": tombstone["citation"]}
+    )
+    assert again.status_code == 409
 
 
 def test_a_citation_naming_nothing_is_404(http: httpx.Client) -> None:

@@ -241,18 +241,22 @@ class SqliteStore:
             text = conn.execute(
                 "SELECT text FROM memory_entry_versions WHERE version_key = ?", (version_key,)
             ).fetchone()[0]
-            return MemoryEntry(citation, text, kind, "retired")
+            return MemoryEntry(
+                MemoryCitation(revision, citation.entry_id, citation.entry_version_id), text, kind, "retired"
+            )
 
     def get_memory_entry(self, scope_id: str, citation: MemoryCitation) -> MemoryEntry | None:
         with self._transaction(write=False) as conn:
             scope_key, head_revision = _scope_memory(conn, scope_id)
             if citation.revision > head_revision:
                 return None
+            # A version is cited as active while live, and as retired (a tombstone) from the
+            # revision that retired it on; either way the answer for one citation never changes.
             row = conn.execute(
-                "SELECT v.text, e.kind, e.retired_revision FROM memory_entry_versions v"
+                "SELECT v.text, e.kind, v.removed_revision FROM memory_entry_versions v"
                 " JOIN memory_entries e ON e.scope_key = v.scope_key AND e.entry_id = v.entry_id"
-                " WHERE v.scope_key = ? AND v.entry_id = ? AND v.entry_version_id = ?"
-                " AND v.added_revision <= ? AND (v.removed_revision IS NULL OR v.removed_revision > ?)",
+                " WHERE v.scope_key = ? AND v.entry_id = ? AND v.entry_version_id = ? AND v.added_revision <= ?"
+                " AND (v.removed_revision IS NULL OR v.removed_revision > ? OR e.retired_revision = v.removed_revision)",
                 (
                     scope_key,
                     citation.entry_id,
@@ -263,8 +267,9 @@ class SqliteStore:
             ).fetchone()
             if row is None:
                 return None
-            text, kind, retired = row
-            return MemoryEntry(citation, text, kind, "active" if retired is None else "retired")
+            text, kind, removed = row
+            retired = removed is not None and removed <= citation.revision
+            return MemoryEntry(citation, text, kind, "retired" if retired else "active")
 
     def list_memory_entries(
         self, scope_id: str, after_position: int, limit: int
@@ -474,18 +479,19 @@ def _head_version(
     """(scope_key, head revision, version_key, version_number, kind) of a citation naming a head version."""
     scope_key, revision = _scope_memory(conn, scope_id)
     row = conn.execute(
-        "SELECT v.version_key, v.version_number, v.added_revision, v.removed_revision, e.kind"
+        "SELECT v.version_key, v.version_number, v.added_revision, v.removed_revision, e.kind, e.retired_revision"
         " FROM memory_entry_versions v JOIN memory_entries e ON e.scope_key = v.scope_key AND e.entry_id = v.entry_id"
         " WHERE v.scope_key = ? AND v.entry_id = ? AND v.entry_version_id = ?",
         (scope_key, citation.entry_id, citation.entry_version_id),
     ).fetchone()
     if row is None:
         raise EntryNotFound()
-    version_key, version_number, added, removed, kind = row
+    version_key, version_number, added, removed, kind, retired = row
+    tombstone = removed is not None and removed == retired
     if (
         citation.revision > revision
         or citation.revision < added
-        or (removed is not None and citation.revision >= removed)
+        or (removed is not None and citation.revision >= removed and not tombstone)
     ):
         raise EntryNotFound()
     if removed is not None:
