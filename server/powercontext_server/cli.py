@@ -1,0 +1,108 @@
+"""`powercontext serve`: settings from the environment (flags override), SQLite by default, uvicorn."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import logging
+import os
+import sys
+import warnings
+from collections.abc import Sequence
+
+import uvicorn
+from uvicorn.config import LOG_LEVELS
+
+from powercontext_runtime.bootstrap import open_application
+from powercontext_runtime.config import ConfigurationError, Settings
+
+logger = logging.getLogger("powercontext.server")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="powercontext", description="PowerContext context runtime.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    serve = commands.add_parser(
+        "serve",
+        help="Run the HTTP server.",
+        description=(
+            "Run the HTTP server. Settings come from POWERCONTEXT_SERVER_* environment variables; "
+            "flags override them."
+        ),
+    )
+    serve.add_argument("--host", help="Interface to bind (POWERCONTEXT_SERVER_HOST, default 127.0.0.1).")
+    serve.add_argument("--port", type=int, help="TCP port to bind (POWERCONTEXT_SERVER_PORT, default 8000).")
+    serve.add_argument(
+        "--data-dir",
+        help=(
+            "Directory of the SQLite database (POWERCONTEXT_SERVER_DATA_DIR, default .powercontext); "
+            "takes precedence over POWERCONTEXT_SERVER_DATABASE_URL."
+        ),
+    )
+    return parser
+
+
+def settings_from(args: argparse.Namespace, env: dict[str, str]) -> Settings:
+    if args.data_dir is not None:
+        env = {k: v for k, v in env.items() if k != "POWERCONTEXT_SERVER_DATABASE_URL"}
+        env["POWERCONTEXT_SERVER_DATA_DIR"] = args.data_dir
+    settings = Settings.from_env(env)
+    if args.port is not None and not 0 < args.port < 65536:
+        raise ConfigurationError("--port must be between 1 and 65535.")
+    if settings.log_level not in LOG_LEVELS:
+        raise ConfigurationError(f"POWERCONTEXT_SERVER_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}.")
+    return dataclasses.replace(
+        settings,
+        host=settings.host if args.host is None else args.host,
+        port=settings.port if args.port is None else args.port,
+    )
+
+
+def _configure_logging(level: str) -> None:
+    logging.basicConfig(
+        level=LOG_LEVELS[level],
+        format="%(asctime)s %(levelname)s %(name)s %(message)s",
+    )
+
+
+def serve(settings: Settings) -> None:
+    # connexion imports starlette's TestClient at import time, which warns about httpx; not ours to fix.
+    warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
+    from .app import create_app
+
+    application = open_application(settings)
+    try:
+        app = create_app(application, settings)
+        # Our own access line (with the request id) replaces uvicorn's; it never logs bodies or headers.
+        uvicorn.run(
+            app,
+            host=settings.host,
+            port=settings.port,
+            log_level=settings.log_level,
+            access_log=False,
+            log_config=None,
+            server_header=False,
+        )
+    finally:
+        application.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        settings = settings_from(args, dict(os.environ))
+    except ConfigurationError as exc:
+        print(f"powercontext: {exc}", file=sys.stderr)
+        return 2
+    _configure_logging(settings.log_level)
+    if args.command == "serve":
+        try:
+            serve(settings)
+        except ConfigurationError as exc:
+            print(f"powercontext: {exc}", file=sys.stderr)
+            return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,159 @@
+"""The one place that turns failures into HTTP: typed Runtime exceptions and framework failures alike.
+
+Every error body is `{"error": {"code", "message", "details"}}`. Messages are fixed strings, and
+validation details carry only schema-side `type`/`loc`/`msg`, so no error body echoes request data.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from connexion.lifecycle import ConnexionRequest, ConnexionResponse
+from starlette.exceptions import HTTPException
+
+from powercontext_runtime.errors import (
+    EntryNotFound,
+    ErrorItem,
+    InvalidRequest,
+    PowerContextError,
+    RetrievalUnavailable,
+    RevisionConflict,
+    ScopeAlreadyExists,
+    ScopeNotFound,
+)
+
+logger = logging.getLogger("powercontext.server")
+
+REQUEST_ID_HEADER = "X-PowerContext-Request-ID"
+REQUEST_ID_SCOPE_KEY = "powercontext.request_id"
+JSON_MEDIA_TYPE = "application/json"
+
+INVALID_REQUEST_MESSAGE = "The request violates the API contract."
+INTERNAL_ERROR_MESSAGE = "The Server failed."
+
+
+@dataclass(frozen=True, slots=True)
+class HttpError:
+    """A failure as the wire sees it: status, body fields and any extra headers."""
+
+    status: int
+    code: str
+    message: str
+    details: Mapping[str, Any] | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+    def body(self) -> bytes:
+        payload = {"error": {"code": self.code, "message": self.message, "details": self.details}}
+        return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+INTERNAL_ERROR = HttpError(500, "internal_error", INTERNAL_ERROR_MESSAGE)
+PAYLOAD_TOO_LARGE = HttpError(413, "payload_too_large", "The request body is too large.")
+
+# Statuses the framework raises on its own (routing, media type, auth), with their wire codes.
+_FRAMEWORK_ERRORS: dict[int, HttpError] = {
+    401: HttpError(
+        401, "unauthorized", "A valid credential is required.", headers={"WWW-Authenticate": "Bearer"}
+    ),
+    403: HttpError(403, "forbidden", "The Principal is not authorized for this operation."),
+    404: HttpError(404, "not_found", "The requested resource was not found."),
+    405: HttpError(405, "method_not_allowed", "The method is not allowed for the requested resource."),
+    413: PAYLOAD_TOO_LARGE,
+    415: HttpError(
+        415,
+        "unsupported_media_type",
+        "The request Content-Type is not supported.",
+        {"supported": [JSON_MEDIA_TYPE]},
+    ),
+}
+
+
+def invalid_request(errors: Iterable[ErrorItem]) -> HttpError:
+    details = {"errors": [{"type": e.type, "loc": list(e.loc), "msg": e.msg} for e in errors]}
+    return HttpError(422, "invalid_request", INVALID_REQUEST_MESSAGE, details)
+
+
+def http_error_for(exc: BaseException) -> HttpError:
+    """Map any exception to its wire form. Unknown exceptions are a 500 and carry nothing of `exc`."""
+    if isinstance(exc, PowerContextError):
+        return _runtime_error(exc)
+    if isinstance(exc, HTTPException):
+        return _framework_error(exc)
+    return INTERNAL_ERROR
+
+
+def _runtime_error(exc: PowerContextError) -> HttpError:
+    if isinstance(exc, InvalidRequest):
+        return invalid_request(exc.errors)
+    if isinstance(exc, ScopeNotFound):
+        return HttpError(404, "scope_not_found", "The requested Scope was not found.")
+    if isinstance(exc, EntryNotFound):
+        return HttpError(404, "entry_not_found", "The cited entry was not found.")
+    if isinstance(exc, ScopeAlreadyExists):
+        return HttpError(409, "scope_exists", "A Scope with this id already exists.")
+    if isinstance(exc, RevisionConflict):
+        return HttpError(409, "revision_conflict", exc.message)
+    if isinstance(exc, RetrievalUnavailable):
+        return HttpError(503, "retrieval_unavailable", "A configured retrieval or storage service failed.")
+    return INTERNAL_ERROR
+
+
+def _framework_error(exc: HTTPException) -> HttpError:
+    status = exc.status_code
+    known = _FRAMEWORK_ERRORS.get(status)
+    if known is not None:
+        if status == 405 and exc.headers and "Allow" in exc.headers:
+            return HttpError(405, known.code, known.message, headers={"Allow": exc.headers["Allow"]})
+        return known
+    if status == 400:
+        # Connexion raises a bare 400 for request shapes our validators did not cover; it is still a
+        # contract violation, reported without the framework's text (which may quote the input).
+        return invalid_request([ErrorItem("value_error", (), "Input is invalid")])
+    if 400 <= status < 500:
+        return HttpError(status, "client_error", "The request cannot be served.")
+    return INTERNAL_ERROR
+
+
+def _connexion_response(error: HttpError) -> ConnexionResponse:
+    return ConnexionResponse(
+        status_code=error.status,
+        mimetype=JSON_MEDIA_TYPE,
+        body=error.body(),
+        headers=dict(error.headers),
+    )
+
+
+def _request_id(request: ConnexionRequest) -> str:
+    return str(request.scope.get(REQUEST_ID_SCOPE_KEY, "-"))
+
+
+def exception_handler(
+    allowed_methods: Callable[[str], Sequence[str]],
+) -> Callable[[ConnexionRequest, Exception], Awaitable[ConnexionResponse]]:
+    """The connexion error handler for every exception class and framework status.
+
+    `allowed_methods(path)` lists every method the contract serves at `path`: starlette's own 405
+    names only the methods of the first route that matched the path.
+    """
+
+    async def handle_exception(request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
+        error = http_error_for(exc)
+        if error.status == 405:
+            methods = allowed_methods(request.scope["path"])
+            if methods:
+                error = dataclasses.replace(error, headers={"Allow": ", ".join(methods)})
+        if error.status >= 500 and not isinstance(exc, RetrievalUnavailable):
+            logger.error("request %s failed: %s", _request_id(request), type(exc).__name__, exc_info=exc)
+        elif error.status >= 500:
+            logger.warning("request %s: storage or retrieval unavailable", _request_id(request), exc_info=exc)
+        return _connexion_response(error)
+
+    return handle_exception
+
+
+HANDLED_EXCEPTIONS: tuple[type[Exception], ...] = (PowerContextError, HTTPException, Exception)

@@ -1,0 +1,106 @@
+"""One method per operationId: wire JSON -> Runtime request -> one Runtime call -> wire JSON.
+
+Connexion resolves each operationId to a bound method of `Handlers` (see `app.py`), so the Runtime
+reaches the handlers without module globals. Request bodies arrive already checked against the
+OpenAPI document; the Runtime request models apply the semantic rules again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from powercontext_runtime.application import ScopedContextApplication
+from powercontext_runtime.requests import (
+    CitedEntry,
+    CreateScope,
+    ListEntries,
+    ListScopes,
+    PrepareContext,
+    Remember,
+    ReviseEntry,
+    SearchMemory,
+    UpdateScope,
+    parse_request,
+)
+
+from . import wire
+from .wire import Json
+
+Body = Mapping[str, Any]
+
+
+class Handlers:
+    def __init__(self, application: ScopedContextApplication, capabilities: Json) -> None:
+        self._app = application
+        self._capabilities = capabilities
+
+    # Service ------------------------------------------------------------------------------------
+    def health_live(self) -> Json:
+        return {"status": "ok"}
+
+    def health_ready(self) -> Json:
+        self._app.check_ready()
+        return {"status": "ok"}
+
+    def get_capabilities(self) -> Json:
+        return self._capabilities
+
+    # Scopes -------------------------------------------------------------------------------------
+    def create_scope(self, body: Body) -> tuple[Json, int]:
+        with wire.located(wire.in_body):
+            scope = self._app.create_scope(parse_request(CreateScope, body))
+        return wire.scope_to_wire(scope), 201
+
+    def list_scopes(self, limit: int = 50, cursor: str | None = None) -> Json:
+        query: dict[str, Any] = {"limit": limit}
+        if cursor is not None:
+            query["cursor"] = cursor
+        with wire.located(wire.in_query):
+            page = self._app.list_scopes(parse_request(ListScopes, query))
+        return wire.scope_page_to_wire(page)
+
+    def get_scope(self, scope_id: str) -> Json:
+        return wire.scope_to_wire(self._app.get_scope(scope_id))
+
+    def update_scope(self, scope_id: str, body: Body) -> Json:
+        with wire.located(wire.path_scope_then_body):
+            scope = self._app.update_scope(parse_request(UpdateScope, {**body, "scope_id": scope_id}))
+        return wire.scope_to_wire(scope)
+
+    # Memory -------------------------------------------------------------------------------------
+    def remember(self, body: Body) -> Json:
+        with wire.located(wire.in_body):
+            entry = self._app.remember(parse_request(Remember, body))
+        return wire.entry_to_wire(entry)
+
+    def revise_memory_entry(self, body: Body) -> Json:
+        with wire.located(wire.in_body):
+            entry = self._app.revise_memory_entry(parse_request(ReviseEntry, wire.with_citation(body)))
+        return wire.entry_to_wire(entry)
+
+    def retire_memory_entry(self, body: Body) -> Json:
+        with wire.located(wire.in_body):
+            entry = self._app.retire_memory_entry(parse_request(CitedEntry, wire.with_citation(body)))
+        return wire.entry_to_wire(entry)
+
+    def get_memory_entry(self, body: Body) -> Json:
+        with wire.located(wire.in_body):
+            entry = self._app.get_memory_entry(parse_request(CitedEntry, wire.with_citation(body)))
+        return wire.entry_to_wire(entry)
+
+    def list_memory_entries(self, body: Body) -> Json:
+        with wire.located(wire.in_body):
+            page = self._app.list_memory_entries(parse_request(ListEntries, body))
+        return wire.entry_page_to_wire(page)
+
+    def search_memory(self, body: Body) -> Json:
+        with wire.located(wire.in_body):
+            hits = self._app.search_memory(parse_request(SearchMemory, body))
+        return wire.hits_to_wire(hits)
+
+    # Prepare ------------------------------------------------------------------------------------
+    def prepare_context(self, body: Body) -> Json:
+        with wire.located(wire.in_body):
+            prepared = self._app.prepare_context(parse_request(PrepareContext, body))
+        return wire.prepared_to_wire(prepared)

@@ -1,0 +1,116 @@
+"""The outermost ASGI layer: request id on every response, request body cap, one log line per request.
+
+It sits outside connexion's whole stack, so framework errors and 500s get the request id too. The
+body cap holds for chunked bodies as well: a body without Content-Length is read up to the cap and
+replayed downstream with a Content-Length, which is also what connexion needs to see it at all.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .errors import PAYLOAD_TOO_LARGE, REQUEST_ID_HEADER, REQUEST_ID_SCOPE_KEY, HttpError
+
+access_logger = logging.getLogger("powercontext.server.access")
+
+_REQUEST_ID_HEADER = REQUEST_ID_HEADER.lower().encode("latin-1")
+
+
+class EdgeMiddleware:
+    def __init__(self, app: ASGIApp, *, max_body_bytes: int) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        request_id = uuid.uuid4().hex
+        scope[REQUEST_ID_SCOPE_KEY] = request_id
+        id_header = (_REQUEST_ID_HEADER, request_id.encode("latin-1"))
+        started = time.perf_counter()
+        status = 0
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                message = {**message, "headers": [*message.get("headers", ()), id_header]}
+            await send(message)
+
+        try:
+            body_scope, body_receive = await self._capped(scope, receive)
+            if body_scope is None:
+                await _send_error(PAYLOAD_TOO_LARGE, send_with_id)
+            else:
+                await self.app(body_scope, body_receive, send_with_id)
+        finally:
+            access_logger.info(
+                '%s "%s %s" %d %.1fms',
+                request_id,
+                scope["method"],
+                scope["path"],
+                status,
+                (time.perf_counter() - started) * 1000,
+            )
+
+    async def _capped(self, scope: Scope, receive: Receive) -> tuple[Scope | None, Receive]:
+        """The scope and receive channel to pass on, or `(None, receive)` when the body is too large."""
+        length: bytes | None = None
+        chunked = False
+        for name, value in scope["headers"]:
+            if name == b"content-length":
+                length = value
+            elif name == b"transfer-encoding":
+                chunked = True
+        if length is not None and not chunked:
+            # The server already enforces that the body matches a well-formed Content-Length.
+            if length.strip().isdigit() and int(length) > self.max_body_bytes:
+                return None, receive
+            return scope, receive
+        if not chunked:
+            return scope, receive
+
+        messages: list[Message] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                messages.append(message)
+                break
+            size += len(message.get("body", b""))
+            if size > self.max_body_bytes:
+                return None, receive
+            messages.append(message)
+            if not message.get("more_body", False):
+                break
+
+        body = b"".join(m.get("body", b"") for m in messages if m["type"] == "http.request")
+        headers = [(n, v) for n, v in scope["headers"] if n not in (b"transfer-encoding", b"content-length")]
+        headers.append((b"content-length", str(len(body)).encode("latin-1")))
+        replay: list[Message] = [{"type": "http.request", "body": body, "more_body": False}]
+        replay.extend(m for m in messages if m["type"] != "http.request")
+
+        async def replayed() -> Message:
+            if replay:
+                return replay.pop(0)
+            return await receive()
+
+        return {**scope, "headers": headers}, replayed
+
+
+async def _send_error(error: HttpError, send: Send) -> None:
+    body = error.body()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode("latin-1")),
+        (b"connection", b"close"),
+    ]
+    headers.extend((k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in error.headers.items())
+    await send({"type": "http.response.start", "status": error.status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

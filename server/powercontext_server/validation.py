@@ -1,0 +1,268 @@
+"""Structural request validation against the OpenAPI document, reported the Runtime's way.
+
+Connexion's own validators answer 400 with jsonschema messages that quote the request. These
+replacements raise `InvalidRequest` (a 422 through `errors.py`) whose items are built from the
+schema side only: a keyword, where it failed and a fixed message, never the submitted value or key.
+Validators are compiled once per schema object and reused across requests.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from connexion.exceptions import UnsupportedMediaTypeProblem
+from connexion.json_schema import Draft4RequestValidator
+from starlette.datastructures import Headers, QueryParams
+from starlette.types import Message, Receive, Scope
+
+from powercontext_runtime.errors import ErrorItem, InvalidRequest
+
+Loc = tuple[str | int, ...]
+
+# At most this many problems are reported for one request; the first ones are the useful ones.
+MAX_REPORTED_ERRORS = 32
+
+_TYPE_ERRORS: dict[str, tuple[str, str]] = {
+    "string": ("string_type", "Input should be a valid string"),
+    "integer": ("int_type", "Input should be a valid integer"),
+    "number": ("float_type", "Input should be a valid number"),
+    "boolean": ("bool_type", "Input should be a valid boolean"),
+    "object": ("dict_type", "Input should be a valid dictionary"),
+    "array": ("list_type", "Input should be a valid list"),
+    "null": ("none_required", "Input should be None"),
+}
+_TYPE_ERROR_NAMES = frozenset(t for t, _ in _TYPE_ERRORS.values())
+_INTEGER_TEXT = re.compile(r"-?[0-9]+")
+# A JSON escape of a UTF-16 surrogate; only then can a decoded string hold a lone surrogate.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+_validators: dict[int, tuple[Any, Any]] = {}
+
+
+def compiled(schema: Mapping[str, Any]) -> Any:
+    """The jsonschema validator for `schema`, built on first use (schemas live as long as the app)."""
+    key = id(schema)
+    hit = _validators.get(key)
+    if hit is None or hit[0] is not schema:
+        hit = (schema, Draft4RequestValidator(schema))
+        _validators[key] = hit
+    return hit[1]
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _literal(value: object) -> str:
+    return f"'{value}'" if isinstance(value, str) else json.dumps(value)
+
+
+def _items_for(error: Any, loc: Loc) -> Iterator[ErrorItem]:
+    """Translate one jsonschema error into items, reading only the schema and the path."""
+    keyword = error.validator
+    value = error.validator_value
+    if keyword == "type":
+        expected = value[0] if isinstance(value, list) and value else value
+        type_, msg = _TYPE_ERRORS.get(str(expected), ("value_error", "Input has the wrong type"))
+        yield ErrorItem(type_, loc, msg)
+    elif keyword == "required":
+        present = error.instance if isinstance(error.instance, dict) else {}
+        for name in value:
+            if name not in present:
+                yield ErrorItem("missing", (*loc, name), "Field required")
+    elif keyword == "additionalProperties":
+        # The unknown key itself is request data, so the location stops at the object.
+        yield ErrorItem("extra_forbidden", loc, "Extra inputs are not permitted")
+    elif keyword == "minLength":
+        yield ErrorItem("string_too_short", loc, f"String should have at least {_plural(value, 'character')}")
+    elif keyword == "maxLength":
+        yield ErrorItem("string_too_long", loc, f"String should have at most {_plural(value, 'character')}")
+    elif keyword == "pattern":
+        yield ErrorItem("string_pattern_mismatch", loc, f"String should match pattern '{value}'")
+    elif keyword == "minimum":
+        if error.schema.get("exclusiveMinimum"):
+            yield ErrorItem("greater_than", loc, f"Input should be greater than {value}")
+        else:
+            yield ErrorItem("greater_than_equal", loc, f"Input should be greater than or equal to {value}")
+    elif keyword == "maximum":
+        if error.schema.get("exclusiveMaximum"):
+            yield ErrorItem("less_than", loc, f"Input should be less than {value}")
+        else:
+            yield ErrorItem("less_than_equal", loc, f"Input should be less than or equal to {value}")
+    elif keyword == "enum":
+        yield ErrorItem("literal_error", loc, "Input should be " + " or ".join(_literal(v) for v in value))
+    elif keyword == "minItems":
+        yield ErrorItem("too_short", loc, f"List should have at least {_plural(value, 'item')}")
+    elif keyword == "maxItems":
+        yield ErrorItem("too_long", loc, f"List should have at most {_plural(value, 'item')}")
+    elif keyword == "uniqueItems":
+        yield ErrorItem("unique_items", loc, "List items should be unique")
+    else:
+        yield ErrorItem("value_error", loc, "Input is invalid")
+
+
+def schema_errors(schema: Mapping[str, Any], instance: Any, root: Loc) -> list[ErrorItem]:
+    """Every violation of `schema` by `instance`, located under `root`, deduplicated and capped."""
+    items: list[ErrorItem] = []
+    seen: set[tuple[str, Loc]] = set()
+    for error in compiled(schema).iter_errors(instance):
+        for item in _items_for(error, (*root, *error.absolute_path)):
+            if (item.type, item.loc) not in seen:
+                seen.add((item.type, item.loc))
+                items.append(item)
+        if len(items) >= MAX_REPORTED_ERRORS:
+            break
+    # A value of the wrong type gets only its type error, as pydantic reports it (1.5 for an
+    # integer with a minimum is "not an integer", not also "too small").
+    mistyped = {item.loc for item in items if item.type in _TYPE_ERROR_NAMES}
+    items = [i for i in items if i.loc not in mistyped or i.type in _TYPE_ERROR_NAMES]
+    return items[:MAX_REPORTED_ERRORS]
+
+
+# Bodies -------------------------------------------------------------------------------------------
+def _reject_constant(_name: str) -> Any:
+    raise ValueError("NaN and Infinity are not JSON")
+
+
+def _unencodable_strings(value: Any, loc: Loc) -> Iterator[Loc]:
+    """Locations of strings (or keys) holding a lone surrogate, which UTF-8 cannot carry."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            yield loc
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            try:
+                key.encode("utf-8")
+            except UnicodeEncodeError:
+                yield loc
+                continue
+            yield from _unencodable_strings(item, (*loc, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _unencodable_strings(item, (*loc, i))
+
+
+def parse_json_body(raw: bytes) -> Any:
+    """Decode a UTF-8 JSON body strictly, or raise `InvalidRequest` (`json_invalid`/`string_unicode`)."""
+    try:
+        body = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise InvalidRequest.single("json_invalid", ("body",), "Invalid JSON") from None
+    if _SURROGATE_ESCAPE.search(raw):
+        bad = list(_unencodable_strings(body, ("body",)))
+        if bad:
+            raise InvalidRequest(
+                [ErrorItem("string_unicode", loc, "Input should be a valid Unicode string") for loc in bad]
+            )
+    return body
+
+
+class JsonBodyValidator:
+    """Stands in for connexion's JSON body validator (same constructor and `wrap_receive`)."""
+
+    def __init__(
+        self,
+        *,
+        schema: Mapping[str, Any],
+        required: bool = False,
+        nullable: bool = False,
+        encoding: str = "utf-8",
+        strict_validation: bool = False,
+        **_: Any,
+    ) -> None:
+        self._schema = schema
+        self._required = required
+        self._nullable = nullable
+
+    async def wrap_receive(self, receive: Receive, *, scope: Scope) -> tuple[Receive, Scope]:
+        messages: list[Message] = []
+        chunks: list[bytes] = []
+        async for message in _request_messages(receive):
+            messages.append(message)
+            chunks.append(message.get("body", b""))
+        raw = b"".join(chunks)
+        if not raw.strip():
+            if self._required:
+                raise InvalidRequest.single("missing", ("body",), "Field required")
+        elif "content-type" not in Headers(scope=scope):
+            # Connexion assumes JSON when the header is absent; a body must say what it is.
+            raise UnsupportedMediaTypeProblem(detail="Content-Type is required")
+        else:
+            body = parse_json_body(raw)
+            if not (body is None and self._nullable):
+                errors = schema_errors(self._schema, body, ("body",))
+                if errors:
+                    raise InvalidRequest(errors)
+        return _replay(messages, receive), scope
+
+
+async def _request_messages(receive: Receive) -> AsyncIterator[Message]:
+    while True:
+        message = await receive()
+        yield message
+        if message["type"] != "http.request" or not message.get("more_body", False):
+            return
+
+
+def _replay(messages: Sequence[Message], receive: Receive) -> Receive:
+    pending = list(messages)
+
+    async def replay() -> Message:
+        if pending:
+            return pending.pop(0)
+        return await receive()
+
+    return replay
+
+
+# Parameters ---------------------------------------------------------------------------------------
+def _coerce(raw: str, schema: Mapping[str, Any]) -> Any:
+    """Turn query/path text into the schema's scalar type; text that does not parse stays text."""
+    if schema.get("type") == "integer" and _INTEGER_TEXT.fullmatch(raw):
+        return int(raw)
+    return raw
+
+
+class ParameterValidator:
+    """Stands in for connexion's parameter validator: query and path parameters, strict on names."""
+
+    def __init__(
+        self,
+        parameters: Iterable[Mapping[str, Any]],
+        uri_parser: Any = None,
+        strict_validation: bool = False,
+        security_query_params: Iterable[str] | None = None,
+    ) -> None:
+        self._parameters = list(parameters)
+        self._allowed_query = {p["name"] for p in self._parameters if p["in"] == "query"}
+        self._allowed_query.update(security_query_params or ())
+
+    def validate(self, scope: Scope) -> None:
+        errors = list(self.errors(scope))
+        if errors:
+            raise InvalidRequest(errors[:MAX_REPORTED_ERRORS])
+
+    def errors(self, scope: Scope) -> Iterator[ErrorItem]:
+        query = QueryParams(scope.get("query_string", b""))
+        if any(name not in self._allowed_query for name in query):
+            yield ErrorItem("extra_forbidden", ("query",), "Extra inputs are not permitted")
+        path_params: Mapping[str, Any] = scope.get("path_params", {})
+        for param in self._parameters:
+            where, name = param["in"], param["name"]
+            schema = param.get("schema", {})
+            if where == "query":
+                raw = query.get(name)
+            elif where == "path":
+                raw = path_params.get(name)
+            else:
+                continue
+            if raw is None:
+                if param.get("required"):
+                    yield ErrorItem("missing", (where, name), "Field required")
+                continue
+            yield from schema_errors(schema, _coerce(str(raw), schema), (where, name))

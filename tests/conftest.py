@@ -1,0 +1,107 @@
+"""Shared fixtures.
+
+Server: `live_server` (base URL of a real uvicorn on 127.0.0.1 with a temporary SQLite data dir,
+one per test session), `http` (an `httpx.Client` bound to it) and `fresh_scope` (a new Scope id per
+test, created through the API).
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+
+from powercontext_runtime.bootstrap import open_application
+from powercontext_runtime.config import Settings
+
+
+def settings_for(data_dir: Path, **env: str) -> Settings:
+    """Settings as the server reads them, with the SQLite database under `data_dir`."""
+    return Settings.from_env({"POWERCONTEXT_SERVER_DATA_DIR": str(data_dir), **env})
+
+
+class LiveServer:
+    """uvicorn serving `create_app` in a background thread on a socket bound before it starts."""
+
+    def __init__(self, settings: Settings) -> None:
+        from powercontext_server.app import create_app
+
+        self.application = open_application(settings)
+        app = create_app(self.application, settings)
+        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._socket.bind(("127.0.0.1", 0))
+        port = self._socket.getsockname()[1]
+        self.base_url = f"http://127.0.0.1:{port}"
+        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [self._socket]}, name="live-server", daemon=True
+        )
+
+    def start(self) -> None:
+        self._thread.start()
+        for _ in range(500):
+            if self._server.started:
+                return
+            if not self._thread.is_alive():
+                raise RuntimeError("uvicorn exited during startup")
+            threading.Event().wait(0.01)
+        raise RuntimeError("uvicorn did not start within 5 s")
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=10)
+        self._socket.close()
+        self.application.close()
+
+
+@pytest.fixture(scope="session")
+def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Base URL (no trailing slash) of a real server shared by the whole session."""
+    server = LiveServer(settings_for(tmp_path_factory.mktemp("live-server-data")))
+    server.start()
+    try:
+        yield server.base_url
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def http(live_server: str) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=live_server, timeout=30.0) as client:
+        yield client
+
+
+@pytest.fixture
+def fresh_scope(http: httpx.Client) -> str:
+    """The id of a Scope created for this test alone."""
+    scope_id = f"test:{uuid.uuid4().hex}"
+    response = http.post("/v1/scopes", json={"scope_id": scope_id, "title": "Test Scope"})
+    assert response.status_code == 201, response.text
+    return scope_id
+
+
+@pytest.fixture
+def start_server(tmp_path: Path) -> Iterator[Callable[..., LiveServer]]:
+    """Factory for a private server (own data dir, settings from `env`) when a test must change it.
+
+    The returned `LiveServer` exposes `base_url` and `application` (the Runtime it serves).
+    """
+    servers: list[LiveServer] = []
+
+    def start(**env: str) -> LiveServer:
+        server = LiveServer(settings_for(tmp_path / f"data-{len(servers)}", **env))
+        server.start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()

@@ -1,0 +1,82 @@
+"""The app around the handlers: served contract, docs, capabilities, prepare's exact shape, CLI settings."""
+
+from __future__ import annotations
+
+import argparse
+
+import httpx
+import pytest
+import yaml
+
+from powercontext_runtime.config import ConfigurationError
+from powercontext_server.app import default_spec_path
+from powercontext_server.cli import settings_from
+
+
+def test_the_served_contract_is_the_repository_spec(http: httpx.Client) -> None:
+    served = http.get("/openapi.json")
+    assert served.status_code == 200
+    spec = yaml.safe_load(default_spec_path().read_text(encoding="utf-8"))
+    assert served.json()["paths"].keys() == spec["paths"].keys()
+    assert served.json()["info"] == spec["info"]
+
+
+def test_swagger_ui_is_served_at_docs(http: httpx.Client) -> None:
+    response = http.get("/docs/")
+    assert response.status_code == 200
+    assert "swagger-ui" in response.text
+
+
+def test_capabilities_state_the_legacy_prepare_contract(http: httpx.Client) -> None:
+    spec = yaml.safe_load(default_spec_path().read_text(encoding="utf-8"))
+    assert http.get("/v1/capabilities").json() == {
+        "api_version": spec["info"]["version"],
+        "families": ["memory"],
+        "prepare": {
+            "legacy": True,
+            "assembly": False,
+            "schema": "powercontext.prepared-context.v1",
+            "min_max_bytes": 512,
+            "max_max_bytes": 32768,
+            "default_max_bytes": 8000,
+        },
+    }
+
+
+def test_prepare_answers_exactly_four_keys_with_a_request_id(http: httpx.Client, fresh_scope: str) -> None:
+    empty = http.post("/v1/context/prepare", json={"scope_id": fresh_scope, "query": "nothing"})
+    assert empty.status_code == 200
+    assert empty.json() == {
+        "schema": "powercontext.prepared-context.v1",
+        "status": "empty",
+        "content": None,
+        "content_bytes": 0,
+    }
+    assert len(empty.headers["X-PowerContext-Request-ID"]) == 32
+    http.post("/v1/memory/remember", json={"scope_id": fresh_scope, "text": "otters hold hands — 🦦"})
+    ready = http.post("/v1/context/prepare", json={"scope_id": fresh_scope, "query": "otters"}).json()
+    assert list(ready) == ["schema", "status", "content", "content_bytes"]
+    assert ready["status"] == "ready"
+    assert ready["content_bytes"] == len(ready["content"].encode("utf-8"))
+
+
+def _args(**flags: object) -> argparse.Namespace:
+    return argparse.Namespace(**{"host": None, "port": None, "data_dir": None, **flags})
+
+
+def test_serve_flags_override_the_environment() -> None:
+    env = {
+        "POWERCONTEXT_SERVER_HOST": "0.0.0.0",
+        "POWERCONTEXT_SERVER_PORT": "9000",
+        "POWERCONTEXT_SERVER_DATABASE_URL": "sqlite:///elsewhere.sqlite3",
+    }
+    assert settings_from(_args(), env).port == 9000
+    settings = settings_from(_args(host="127.0.0.2", port=8123, data_dir="/srv/pc"), env)
+    assert (settings.host, settings.port) == ("127.0.0.2", 8123)
+    assert settings.database_url == "sqlite:////srv/pc/powercontext.sqlite3"
+
+
+@pytest.mark.parametrize("port", [0, 65536])
+def test_serve_rejects_an_impossible_port(port: int) -> None:
+    with pytest.raises(ConfigurationError):
+        settings_from(_args(port=port), {})
