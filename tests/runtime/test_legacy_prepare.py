@@ -42,7 +42,7 @@ def test_no_candidates_is_the_empty_result() -> None:
 
 
 def test_envelope_is_compact_json_with_keys_in_contract_order() -> None:
-    content = prepare_legacy([memory(1, "Ünïcode \"quoted\"\nline")], 8000).content
+    content = prepare_legacy([memory(1, 'Ünïcode "quoted"\nline')], 8000).content
     assert content is not None
     expected_item = (
         '{"citation":{"memory_ref":{"family":"memory","artifact_id":"memory","revision":7},'
@@ -59,7 +59,10 @@ def test_referenced_scope_memory_is_cited_with_its_scope() -> None:
     content = prepare_legacy([memory(1, "x", scope="team:shared", current=False)], 8000).content
     assert content is not None
     assert items(content)[0]["citation"] == {
-        "memory": {"scope_id": "team:shared", "artifact": {"family": "memory", "artifact_id": "memory", "revision": 7}},
+        "memory": {
+            "scope_id": "team:shared",
+            "artifact": {"family": "memory", "artifact_id": "memory", "revision": 7},
+        },
         "entry_id": "entry-1",
         "entry_version_id": "entry-1-v1",
     }
@@ -103,7 +106,9 @@ def test_budget_boundary_one_byte_less_truncates_or_drops() -> None:
     assert tighter.content is not None
     cut = items(tighter.content)[0]
     assert cut["truncated"] is True and cut["content"] == "a" * 297 + "…"
-    assert tighter.content_bytes == whole.content_bytes - 1  # 3 a's gave way to the 3-byte ellipsis; false→true
+    assert (
+        tighter.content_bytes == whole.content_bytes - 1
+    )  # 3 a's gave way to the 3-byte ellipsis; false→true
 
 
 @settings(max_examples=200, deadline=None)

@@ -1,0 +1,47 @@
+"""The Python examples in docs/client.md run as written."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from powercontext_client import PowerContextClient
+
+from .client_recorder import READY, Recorder, reply
+
+CLIENT_DOC = Path(__file__).resolve().parents[2] / "docs" / "client.md"
+
+
+def python_blocks() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", CLIENT_DOC.read_text(encoding="utf-8"), re.S)
+
+
+def block_containing(text: str) -> str:
+    (block,) = [b for b in python_blocks() if text in b]
+    return block
+
+
+def test_documented_mock_transport_example_runs_and_its_assertion_holds() -> None:
+    exec(compile(block_containing("httpx.MockTransport(handler)"), str(CLIENT_DOC), "exec"), {})
+
+
+def test_documented_host_function_injects_ready_content_and_fails_open() -> None:
+    namespace: dict[str, Any] = {}
+    exec(compile(block_containing("def context_for_turn"), str(CLIENT_DOC), "exec"), namespace)
+    context_for_turn = namespace["context_for_turn"]
+
+    with Recorder(reply(200, READY)).client() as pc:
+        assert context_for_turn(pc, "project:demo", "hello") == READY["content"]
+
+    wrong_length = {**READY, "content_bytes": 6}
+    with Recorder(reply(200, wrong_length)).client() as pc:
+        assert context_for_turn(pc, "project:demo", "hello") is None
+
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("refused", request=request)
+
+    with PowerContextClient("http://h.test", transport=httpx.MockTransport(refuse)) as pc:
+        assert context_for_turn(pc, "project:demo", "hello") is None
