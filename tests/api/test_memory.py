@@ -64,7 +64,7 @@ def test_search_ranks_better_matches_first_and_respects_limit(http: httpx.Client
 
 def test_search_ties_break_deterministically_newest_first(http: httpx.Client) -> None:
     scope_id = new_scope(http)
-    for i in range(3):
+    for _i in range(3):
         remember(http, scope_id, "same words here")
     first = search(http, scope_id, "words")
     assert [h["citation"]["entry_id"] for h in first] == ["entry-3", "entry-2", "entry-1"]  # type: ignore[index]
