@@ -87,18 +87,6 @@ class HealthStatus(BaseModel):
     status: Literal['ok', 'unavailable']
 
 
-class PrepareCapabilities(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-    )
-    legacy: Annotated[bool, Field(description='Requests without `assembly` get the legacy JSON envelope.')]
-    assembly: Annotated[bool, Field(description='Whether the `assembly` request field is accepted.')]
-    schema_: Annotated[str, Field(alias='schema')]
-    min_max_bytes: int
-    max_max_bytes: int
-    default_max_bytes: int
-
-
 class ScopeCreateRequest(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -114,7 +102,12 @@ class ScopeUpdateRequest(BaseModel):
         extra='forbid',
     )
     expected_version: Annotated[
-        int, Field(description='The `version` this update was based on; a stale one is a 409.', ge=1)
+        int,
+        Field(
+            description='The `version` this update was based on; a stale one is a 409.',
+            ge=1,
+            le=9007199254740991,
+        ),
     ]
     title: Title | MISSING = MISSING
     summary: Summary | MISSING = MISSING
@@ -129,7 +122,7 @@ class ScopeDescriptor(BaseModel):
     title: str
     summary: str
     context_references: list[str]
-    version: Annotated[int, Field(ge=1)]
+    version: Annotated[int, Field(ge=1, le=9007199254740991)]
 
 
 class ScopeList(BaseModel):
@@ -146,7 +139,7 @@ class MemoryArtifactRef(BaseModel):
     )
     family: Literal['memory']
     artifact_id: Literal['memory']
-    revision: Annotated[int, Field(ge=1)]
+    revision: Annotated[int, Field(ge=1, le=9007199254740991)]
 
 
 class MemoryCitation(BaseModel):
@@ -209,7 +202,11 @@ class RememberRequest(BaseModel):
     kind: MemoryKind | MISSING = MISSING
     expected_revision: Annotated[
         int | MISSING,
-        Field(description='The Memory revision this write was based on (0 before the first write).', ge=0),
+        Field(
+            description='The Memory revision this write was based on (0 before the first write).',
+            ge=0,
+            le=9007199254740991,
+        ),
     ] = MISSING
 
 
@@ -263,17 +260,6 @@ class MemorySearchResult(BaseModel):
     hits: list[MemoryHit]
 
 
-class PrepareContextRequest(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-    )
-    scope_id: ScopeId
-    query: Query
-    max_bytes: Annotated[
-        int, Field(description='Upper bound on the UTF-8 length of `content`.', ge=512, le=32768)
-    ] = 8000
-
-
 class PreparedContext(BaseModel):
     """
     Exactly four keys. `ready` carries the text; `empty` carries null and 0.
@@ -288,11 +274,347 @@ class PreparedContext(BaseModel):
     content_bytes: Annotated[int, Field(ge=0, le=32768)]
 
 
+class Family(RootModel[Literal['memory', 'experience', 'profile', 'topic-memory']]):
+    root: Annotated[
+        Literal['memory', 'experience', 'profile', 'topic-memory'],
+        Field(description="An Artifact family (not a Memory entry's kind)."),
+    ]
+
+
+class ArtifactId(RootModel[str]):
+    root: Annotated[str, Field(pattern='^[a-z0-9][a-z0-9._:-]{0,127}$')]
+
+
+class ArtifactRef(BaseModel):
+    """
+    Exact identity of one committed revision of an artifact.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    family: Family
+    artifact_id: ArtifactId
+    revision: Annotated[int, Field(ge=1, le=9007199254740991)]
+
+
+class ExperienceText(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            max_length=8000,
+            min_length=1,
+            pattern='[^\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]',
+        ),
+    ]
+
+
+class ProposeExperienceRequest(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    scope_id: ScopeId
+    situation: ExperienceText
+    action: ExperienceText
+    outcome: ExperienceText
+    lesson: ExperienceText
+    artifact_id: Annotated[
+        ArtifactId | MISSING,
+        Field(description='Propose the next revision of this existing Experience instead of a new one.'),
+    ] = MISSING
+
+
+class ExperienceFields(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    situation: str
+    action: str
+    outcome: str
+    lesson: str
+
+
+class Experience(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    artifact: ArtifactRef
+    situation: str
+    action: str
+    outcome: str
+    lesson: str
+
+
+class ExperienceSearchResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    hits: list[Experience]
+
+
+class ExperienceRef(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    family: Literal['experience']
+    artifact_id: ArtifactId
+    revision: Annotated[int, Field(ge=1, le=9007199254740991)]
+
+
+class ProposeProfileRequest(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    scope_id: ScopeId
+    content: Annotated[
+        str,
+        Field(
+            description='Markdown; stored normalised to end with exactly one line feed.',
+            max_length=32000,
+            min_length=1,
+            pattern='[^\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]',
+        ),
+    ]
+
+
+class Candidate(BaseModel):
+    """
+    A proposed change awaiting review. Only approval commits a revision.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    candidate_id: str
+    family: Literal['experience', 'profile']
+    state: Literal['pending', 'approved', 'rejected']
+    version: Annotated[int, Field(description='Pass as `expected_version` to approve or reject.', ge=1)]
+    target_artifact_id: Annotated[
+        str | None, Field(description='The artifact this revises; null for a new Experience.')
+    ]
+    base_revision: Annotated[
+        int,
+        Field(
+            description="The artifact's head when proposed; approval needs it unchanged (0 = none yet).", ge=0
+        ),
+    ]
+    experience: Annotated[
+        ExperienceFields | None, Field(description='The proposed Experience (family experience), else null.')
+    ]
+    profile: Annotated[
+        str | None, Field(description='The proposed Profile Markdown (family profile), else null.')
+    ]
+    committed: Annotated[ArtifactRef | None, Field(description='The revision approval committed, else null.')]
+
+
+class CandidateId(RootModel[str]):
+    root: Annotated[str, Field(max_length=128, min_length=1)]
+
+
+class ListCandidatesRequest(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    scope_id: ScopeId
+    state: Literal['pending', 'approved', 'rejected'] | MISSING = MISSING
+    limit: Annotated[int, Field(ge=1, le=200)] = 50
+    cursor: Cursor | MISSING = MISSING
+
+
+class CandidateList(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    candidates: list[Candidate]
+    next_cursor: Annotated[str | None, Field(...)]
+
+
+class SearchRequest(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    scope_id: ScopeId
+    query: Query
+    limit: Annotated[int, Field(ge=1, le=50)] = 10
+
+
+class PutTopicRequest(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    scope_id: ScopeId
+    artifact_id: Annotated[
+        ArtifactId | MISSING,
+        Field(description='Revise this topic (or create it under this id); omitted creates `topic-N`.'),
+    ] = MISSING
+    title: Annotated[
+        str,
+        Field(
+            max_length=512,
+            min_length=1,
+            pattern='[^\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]',
+        ),
+    ]
+    summary: Annotated[
+        str,
+        Field(
+            max_length=8000,
+            min_length=1,
+            pattern='[^\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]',
+        ),
+    ]
+    detail: Annotated[str | MISSING, Field(max_length=64000)] = MISSING
+    expected_revision: Annotated[
+        int | MISSING,
+        Field(
+            description="The topic's current revision (0 when it does not exist yet); stale → 409.",
+            ge=0,
+            le=9007199254740991,
+        ),
+    ] = MISSING
+
+
+class Topic(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    artifact: ArtifactRef
+    title: str
+    summary: str
+    detail: str
+
+
+class TopicHit(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    artifact: ArtifactRef
+    title: str
+    summary: str
+    snippet: Annotated[
+        str | None, Field(description='Part of the detail around the first query match, or null.')
+    ]
+
+
+class TopicSearchResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    hits: list[TopicHit]
+
+
+class TopicRef(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    family: Literal['topic-memory']
+    artifact_id: ArtifactId
+    revision: Annotated[int, Field(ge=1, le=9007199254740991)]
+
+
+class TopicFields(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    title: str
+    summary: str
+    detail: str
+
+
+class ExperienceSection(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    family: Literal['experience']
+    limit: Annotated[int, Field(ge=1, le=2)]
+
+
+class FamilySection(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    family: Literal['memory', 'profile', 'topic-memory']
+    limit: Annotated[int, Field(ge=1, le=8)]
+
+
 class ErrorResponse(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
     error: ErrorDetail
+
+
+class PrepareCapabilities(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    legacy: Annotated[bool, Field(description='Requests without `assembly` get the legacy JSON envelope.')]
+    assembly: Annotated[bool, Field(description='Whether the `assembly` request field is accepted.')]
+    schema_: Annotated[str, Field(alias='schema')]
+    min_max_bytes: int
+    max_max_bytes: int
+    default_max_bytes: int
+    assembly_families: list[Family]
+    assembly_formats: list[str]
+    assembly_max_entries: Annotated[
+        int, Field(description="The server's total-entries policy for one assembly request.", ge=1)
+    ]
+
+
+class ExperienceGetRequest(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    scope_id: ScopeId
+    artifact: ExperienceRef
+
+
+class CandidateDecisionRequest(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    scope_id: ScopeId
+    candidate_id: CandidateId
+    expected_version: Annotated[int, Field(ge=1, le=9007199254740991)]
+
+
+class CandidateGetRequest(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    scope_id: ScopeId
+    candidate_id: CandidateId
+
+
+class TopicGetRequest(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    scope_id: ScopeId
+    artifact: TopicRef
+
+
+class ArtifactRevision(BaseModel):
+    """
+    One exact revision; exactly one of the family fields is set.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    scope_id: str
+    artifact: ArtifactRef
+    memory: Annotated[
+        list[MemoryEntry] | MISSING,
+        Field(description='The Memory entries live in this revision, in creation order.'),
+    ] = MISSING
+    experience: ExperienceFields | MISSING = MISSING
+    profile: str | MISSING = MISSING
+    topic: TopicFields | MISSING = MISSING
+
+
+class AssemblySection(RootModel[ExperienceSection | FamilySection]):
+    root: ExperienceSection | FamilySection
 
 
 class Capabilities(BaseModel):
@@ -302,3 +624,42 @@ class Capabilities(BaseModel):
     api_version: str
     families: Annotated[list[str], Field(description='Artifact families this server stores.')]
     prepare: PrepareCapabilities
+
+
+class Assembly(BaseModel):
+    """
+    Opt-in text assembly. Omit it for the legacy output; `{}` means the defaults (6 Memory then 2 Experience); `{"sections": []}` asks for nothing and returns the empty result.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    format: Literal['markdown'] = 'markdown'
+    sections: Annotated[list[AssemblySection], Field(description="Families to recall, in output and budget-priority order, each at most once. Limits are upper bounds; their sum may not exceed the server's total-entries policy (default 8).", max_length=4, validate_default=True)] = [
+        {'family': 'memory', 'limit': 6},
+        {'family': 'experience', 'limit': 2},
+    ]
+    show: Annotated[
+        list[Literal['confidence', 'recall_rank']],
+        Field(
+            description='Optional metadata lines; Confidence always renders as `unknown (not assessed)`.',
+            max_length=2,
+        ),
+    ] = []
+
+
+class PrepareContextRequest(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    scope_id: ScopeId
+    query: Query
+    max_bytes: Annotated[
+        int, Field(description='Upper bound on the UTF-8 length of `content`.', ge=512, le=32768)
+    ] = 8000
+    assembly: Annotated[
+        Assembly | MISSING,
+        Field(
+            description='Omit for the legacy JSON envelope. Present, it selects the standard Markdown text with the given families, order and limits. It may not be null.'
+        ),
+    ] = MISSING

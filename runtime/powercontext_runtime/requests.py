@@ -28,6 +28,8 @@ from .errors import ErrorItem, InvalidRequest
 # Whitespace as Python, pydantic's Rust regex and ECMA all agree on it; `\S` differs between them.
 NON_BLANK_PATTERN = r"[^\t\n\f\r \u000b\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
 
+# Revisions and versions stay within what every JSON reader and both databases hold exactly.
+MAX_REVISION = 2**53 - 1
 MIN_MAX_BYTES = 512
 MAX_MAX_BYTES = 32768
 DEFAULT_MAX_BYTES = 8000
@@ -81,7 +83,7 @@ class UpdateScope(_Request):
     """`None` means "keep the current value"; the wire omits the field for that."""
 
     scope_id: ScopeIdStr
-    expected_version: Annotated[int, Strict(), Field(ge=1)]
+    expected_version: Annotated[int, Strict(), Field(ge=1, le=MAX_REVISION)]
     title: TitleStr | None = None
     summary: SummaryStr | None = None
     context_references: Annotated[tuple[ScopeIdStr, ...], Field(max_length=16)] | None = None
@@ -93,7 +95,7 @@ class ListScopes(_Request):
 
 
 class CitationInput(_Request):
-    revision: Annotated[int, Strict(), Field(ge=1)]
+    revision: Annotated[int, Strict(), Field(ge=1, le=MAX_REVISION)]
     entry_id: EntryIdStr
     entry_version_id: EntryVersionIdStr
 
@@ -102,7 +104,7 @@ class Remember(_Request):
     scope_id: ScopeIdStr
     text: MemoryTextStr
     kind: KindStr = "fact"
-    expected_revision: Annotated[int, Strict(), Field(ge=0)] | None = None
+    expected_revision: Annotated[int, Strict(), Field(ge=0, le=MAX_REVISION)] | None = None
 
 
 class ReviseEntry(_Request):
@@ -218,7 +220,7 @@ class CandidateRef(_Request):
 class DecideCandidate(_Request):
     scope_id: ScopeIdStr
     candidate_id: CandidateIdStr
-    expected_version: Annotated[int, Strict(), Field(ge=1)]
+    expected_version: Annotated[int, Strict(), Field(ge=1, le=MAX_REVISION)]
 
 
 class ListCandidates(_Request):
@@ -231,7 +233,7 @@ class ListCandidates(_Request):
 class ArtifactRefInput(_Request):
     family: FamilyName
     artifact_id: ArtifactIdStr
-    revision: Annotated[int, Strict(), Field(ge=1)]
+    revision: Annotated[int, Strict(), Field(ge=1, le=MAX_REVISION)]
 
 
 class GetArtifact(_Request):
@@ -251,7 +253,7 @@ class PutTopic(_Request):
     title: TopicTitleStr
     summary: TopicSummaryStr
     detail: TopicDetailStr = ""
-    expected_revision: Annotated[int, Strict(), Field(ge=0)] | None = None
+    expected_revision: Annotated[int, Strict(), Field(ge=0, le=MAX_REVISION)] | None = None
 
 
 class SearchTopics(_Request):

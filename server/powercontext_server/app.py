@@ -21,7 +21,7 @@ from connexion.spec import Specification
 
 from powercontext_runtime.application import ScopedContextApplication
 from powercontext_runtime.config import Settings
-from powercontext_runtime.models import PREPARED_SCHEMA
+from powercontext_runtime.models import FAMILIES, PREPARED_SCHEMA
 from powercontext_runtime.requests import DEFAULT_MAX_BYTES, MAX_MAX_BYTES, MIN_MAX_BYTES
 
 from .errors import HANDLED_EXCEPTIONS, exception_handler
@@ -40,13 +40,16 @@ def default_spec_path() -> Path:
     return Path(__file__).resolve().parents[2] / "openapi" / SPEC_FILENAME
 
 
-def capabilities(api_version: str) -> dict[str, Any]:
+def capabilities(api_version: str, settings: Settings) -> dict[str, Any]:
     return {
         "api_version": api_version,
-        "families": ["memory"],
+        "families": list(FAMILIES),
         "prepare": {
             "legacy": True,
-            "assembly": False,
+            "assembly": True,
+            "assembly_families": list(FAMILIES),
+            "assembly_formats": ["markdown"],
+            "assembly_max_entries": settings.assembly_max_entries,
             "schema": PREPARED_SCHEMA,
             "min_max_bytes": MIN_MAX_BYTES,
             "max_max_bytes": MAX_MAX_BYTES,
@@ -100,7 +103,7 @@ def create_app(
     """Build the ASGI app. The caller owns `application` and closes it after the server stops."""
     specification = Specification.load(spec_path or default_spec_path())
     raw = specification.raw
-    handlers = Handlers(application, capabilities(str(raw["info"]["version"])))
+    handlers = Handlers(application, capabilities(str(raw["info"]["version"]), settings))
     handle_exception = exception_handler(allowed_methods_of(raw["paths"]))
 
     app = connexion.AsyncApp(

@@ -11,15 +11,25 @@ from collections.abc import Mapping
 from typing import Any
 
 from powercontext_runtime.application import ScopedContextApplication
+from powercontext_runtime.models import Experience, Topic
 from powercontext_runtime.requests import (
+    CandidateRef,
     CitedEntry,
     CreateScope,
+    DecideCandidate,
+    GetArtifact,
+    ListCandidates,
     ListEntries,
     ListScopes,
     PrepareContext,
+    ProposeExperience,
+    ProposeProfile,
+    PutTopic,
     Remember,
     ReviseEntry,
+    SearchExperience,
     SearchMemory,
+    SearchTopics,
     UpdateScope,
     parse_request,
 )
@@ -98,6 +108,73 @@ class Handlers:
         with wire.located(wire.in_body):
             hits = self._app.search_memory(parse_request(SearchMemory, body))
         return wire.hits_to_wire(hits)
+
+    # Experience, Profile, Candidates, Topic Memory, exact reads -------------------------------------
+    def propose_experience(self, body: Body) -> Json:
+        with wire.located(wire.in_body):
+            candidate = self._app.propose_experience(parse_request(ProposeExperience, body))
+        return wire.candidate_to_wire(candidate)
+
+    def search_experience(self, body: Body) -> Json:
+        with wire.located(wire.in_body):
+            hits = self._app.search_experience(parse_request(SearchExperience, body))
+        return wire.experiences_to_wire(hits)
+
+    def get_experience(self, body: Body) -> Json:
+        with wire.located(wire.in_body):
+            found = self._app.get_artifact(parse_request(GetArtifact, body))
+        assert isinstance(found, Experience)
+        return wire.experience_to_wire(found)
+
+    def propose_profile(self, body: Body) -> Json:
+        with wire.located(wire.in_body):
+            candidate = self._app.propose_profile(parse_request(ProposeProfile, body))
+        return wire.candidate_to_wire(candidate)
+
+    def approve_candidate(self, body: Body) -> Json:
+        with wire.located(wire.in_body):
+            candidate = self._app.approve_candidate(parse_request(DecideCandidate, body))
+        return wire.candidate_to_wire(candidate)
+
+    def reject_candidate(self, body: Body) -> Json:
+        with wire.located(wire.in_body):
+            candidate = self._app.reject_candidate(parse_request(DecideCandidate, body))
+        return wire.candidate_to_wire(candidate)
+
+    def list_candidates(self, body: Body) -> Json:
+        with wire.located(wire.in_body):
+            page = self._app.list_candidates(parse_request(ListCandidates, body))
+        return wire.candidate_page_to_wire(page)
+
+    def get_candidate(self, body: Body) -> Json:
+        with wire.located(wire.in_body):
+            candidate = self._app.get_candidate(parse_request(CandidateRef, body))
+        return wire.candidate_to_wire(candidate)
+
+    def put_topic(self, body: Body) -> Json:
+        with wire.located(wire.in_body):
+            topic = self._app.put_topic(parse_request(PutTopic, body))
+        return wire.topic_to_wire(topic)
+
+    def search_topics(self, body: Body) -> Json:
+        with wire.located(wire.in_body):
+            hits = self._app.search_topics(parse_request(SearchTopics, body))
+        return wire.topic_hits_to_wire(hits)
+
+    def get_topic(self, body: Body) -> Json:
+        with wire.located(wire.in_body):
+            found = self._app.get_artifact(parse_request(GetArtifact, body))
+        assert isinstance(found, Topic)
+        return wire.topic_to_wire(found)
+
+    def get_artifact_revision(self, scope_id: str, family: str, artifact_id: str, revision: int) -> Json:
+        request = {
+            "scope_id": scope_id,
+            "artifact": {"family": family, "artifact_id": artifact_id, "revision": revision},
+        }
+        with wire.located(wire.artifact_path):
+            found = self._app.get_artifact(parse_request(GetArtifact, request))
+        return wire.artifact_revision_to_wire(scope_id, found)
 
     # Prepare ------------------------------------------------------------------------------------
     def prepare_context(self, body: Body) -> Json:

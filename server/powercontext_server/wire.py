@@ -15,13 +15,23 @@ from powercontext_runtime.errors import ErrorItem, InvalidRequest
 from powercontext_runtime.models import (
     MEMORY_ARTIFACT_ID,
     MEMORY_FAMILY,
+    ArtifactRef,
+    ArtifactRevision,
+    CandidatePage,
+    CandidateRecord,
+    Experience,
+    ExperienceFields,
     MemoryCitation,
     MemoryEntry,
     MemoryEntryPage,
     MemoryHit,
+    MemoryRevision,
     PreparedContext,
+    ProfileSnapshot,
     Scope,
     ScopePage,
+    Topic,
+    TopicHit,
 )
 
 Json = dict[str, Any]
@@ -107,6 +117,81 @@ def prepared_to_wire(prepared: PreparedContext) -> Json:
     }
 
 
+def artifact_ref_to_wire(ref: ArtifactRef) -> Json:
+    return {"family": ref.family, "artifact_id": ref.artifact_id, "revision": ref.revision}
+
+
+def experience_fields_to_wire(fields: ExperienceFields) -> Json:
+    return {
+        "situation": fields.situation,
+        "action": fields.action,
+        "outcome": fields.outcome,
+        "lesson": fields.lesson,
+    }
+
+
+def experience_to_wire(experience: Experience) -> Json:
+    return {"artifact": artifact_ref_to_wire(experience.ref), **experience_fields_to_wire(experience.fields)}
+
+
+def experiences_to_wire(hits: Iterable[Experience]) -> Json:
+    return {"hits": [experience_to_wire(e) for e in hits]}
+
+
+def topic_fields_to_wire(topic: Topic) -> Json:
+    return {"title": topic.title, "summary": topic.summary, "detail": topic.detail}
+
+
+def topic_to_wire(topic: Topic) -> Json:
+    return {"artifact": artifact_ref_to_wire(topic.ref), **topic_fields_to_wire(topic)}
+
+
+def topic_hits_to_wire(hits: Iterable[TopicHit]) -> Json:
+    return {
+        "hits": [
+            {
+                "artifact": artifact_ref_to_wire(h.ref),
+                "title": h.title,
+                "summary": h.summary,
+                "snippet": h.snippet,
+            }
+            for h in hits
+        ]
+    }
+
+
+def candidate_to_wire(candidate: CandidateRecord) -> Json:
+    proposal = candidate.proposal
+    return {
+        "candidate_id": candidate.candidate_id,
+        "family": candidate.family,
+        "state": candidate.state,
+        "version": candidate.version,
+        "target_artifact_id": candidate.target_artifact_id,
+        "base_revision": candidate.base_revision,
+        "experience": experience_fields_to_wire(proposal) if isinstance(proposal, ExperienceFields) else None,
+        "profile": proposal if isinstance(proposal, str) else None,
+        "committed": None if candidate.committed is None else artifact_ref_to_wire(candidate.committed),
+    }
+
+
+def candidate_page_to_wire(page: CandidatePage) -> Json:
+    return {"candidates": [candidate_to_wire(c) for c in page.candidates], "next_cursor": page.next_cursor}
+
+
+def artifact_revision_to_wire(scope_id: str, revision: ArtifactRevision) -> Json:
+    out: Json = {"scope_id": scope_id, "artifact": artifact_ref_to_wire(revision.ref)}
+    if isinstance(revision, MemoryRevision):
+        out["memory"] = [entry_to_wire(e) for e in revision.entries]
+    elif isinstance(revision, Experience):
+        out["experience"] = experience_fields_to_wire(revision.fields)
+    elif isinstance(revision, ProfileSnapshot):
+        out["profile"] = revision.content
+    else:
+        out["topic"] = topic_fields_to_wire(revision)
+    return out
+
+
 # Error locations ----------------------------------------------------------------------------------
 def in_body(loc: Loc) -> Loc:
     return ("body", *_citation_loc(loc))
@@ -118,6 +203,11 @@ def in_query(loc: Loc) -> Loc:
 
 def in_path(loc: Loc) -> Loc:
     return ("path", *loc)
+
+
+def artifact_path(loc: Loc) -> Loc:
+    """Exact reads by URL: the Runtime's `artifact.revision` is the path's `revision`."""
+    return in_path(loc[1:] if loc[:1] == ("artifact",) else loc)
 
 
 def path_scope_then_body(loc: Loc) -> Loc:

@@ -28,7 +28,15 @@ from schemathesis.specs.openapi.checks import (
 
 from powercontext_runtime.bootstrap import open_application
 from powercontext_runtime.config import Settings
-from powercontext_runtime.requests import CreateScope, Remember, parse_request
+from powercontext_runtime.requests import (
+    CreateScope,
+    DecideCandidate,
+    ProposeExperience,
+    ProposeProfile,
+    PutTopic,
+    Remember,
+    parse_request,
+)
 from powercontext_server.app import create_app, default_spec_path
 from powercontext_server.wire import citation_to_wire
 
@@ -87,6 +95,35 @@ def asgi_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Se
         )
         for t in SEEDED_TEXTS
     ]
+    # Every family has committed data, so fuzzed assembly requests reach rendering and budgeting.
+    for proposal in (
+        application.propose_experience(
+            parse_request(
+                ProposeExperience,
+                {
+                    "scope_id": SEEDED_SCOPE,
+                    "situation": "alpha",
+                    "action": "beta",
+                    "outcome": "gamma",
+                    "lesson": "x",
+                },
+            )
+        ),
+        application.propose_profile(
+            parse_request(ProposeProfile, {"scope_id": SEEDED_SCOPE, "content": "# Me\n"})
+        ),
+    ):
+        application.approve_candidate(
+            parse_request(
+                DecideCandidate,
+                {"scope_id": SEEDED_SCOPE, "candidate_id": proposal.candidate_id, "expected_version": 1},
+            )
+        )
+    application.put_topic(
+        parse_request(
+            PutTopic, {"scope_id": SEEDED_SCOPE, "title": "alpha", "summary": "beta", "detail": "gamma"}
+        )
+    )
     yield create_app(application, server_settings), Seeded(citations)
     application.close()
 

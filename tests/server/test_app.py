@@ -27,14 +27,18 @@ def test_swagger_ui_is_served_at_docs(http: httpx.Client) -> None:
     assert "swagger-ui" in response.text
 
 
-def test_capabilities_state_the_legacy_prepare_contract(http: httpx.Client) -> None:
+def test_capabilities_state_the_prepare_contract(http: httpx.Client) -> None:
     spec = yaml.safe_load(default_spec_path().read_text(encoding="utf-8"))
+    families = ["memory", "experience", "profile", "topic-memory"]
     assert http.get("/v1/capabilities").json() == {
         "api_version": spec["info"]["version"],
-        "families": ["memory"],
+        "families": families,
         "prepare": {
             "legacy": True,
-            "assembly": False,
+            "assembly": True,
+            "assembly_families": families,
+            "assembly_formats": ["markdown"],
+            "assembly_max_entries": 8,
             "schema": "powercontext.prepared-context.v1",
             "min_max_bytes": 512,
             "max_max_bytes": 32768,

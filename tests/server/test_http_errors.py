@@ -121,9 +121,16 @@ def test_missing_required_field_is_422_missing(http: httpx.Client) -> None:
 
 
 def test_unknown_field_is_422_extra_forbidden_at_the_object(http: httpx.Client) -> None:
-    response = http.post("/v1/context/prepare", json={"scope_id": "a", "query": "q", "assembly": None})
+    response = http.post("/v1/context/prepare", json={"scope_id": "a", "query": "q", "sort_by": "score"})
     assert invalid_items(response) == [
         {"type": "extra_forbidden", "loc": ["body"], "msg": "Extra inputs are not permitted"}
+    ]
+
+
+def test_assembly_null_is_422_dict_type(http: httpx.Client) -> None:
+    response = http.post("/v1/context/prepare", json={"scope_id": "a", "query": "q", "assembly": None})
+    assert invalid_items(response) == [
+        {"type": "dict_type", "loc": ["body", "assembly"], "msg": "Input should be a valid dictionary"}
     ]
 
 
