@@ -17,6 +17,7 @@ import httpx
 import pytest
 import uvicorn
 
+from powercontext_runtime.application import ScopedContextApplication
 from powercontext_runtime.bootstrap import open_application
 from powercontext_runtime.config import Settings
 
@@ -29,10 +30,10 @@ def settings_for(data_dir: Path, **env: str) -> Settings:
 class LiveServer:
     """uvicorn serving `create_app` in a background thread on a socket bound before it starts."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, application: ScopedContextApplication | None = None) -> None:
         from powercontext_server.app import create_app
 
-        self.application = open_application(settings)
+        self.application = application or open_application(settings)
         app = create_app(self.application, settings)
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -68,3 +68,94 @@ def assert_invalid_request(response: httpx.Response, *secrets: str) -> list[dict
     for secret in secrets:
         assert secret not in response.text
     return errors
+
+
+def experience(
+    http: httpx.Client, scope_id: str, situation: str, action: str, outcome: str, lesson: str
+) -> dict[str, Any]:
+    """Propose and approve an Experience; returns the approved Candidate."""
+    proposed = http.post(
+        "/v1/experience/propose",
+        json={
+            "scope_id": scope_id,
+            "situation": situation,
+            "action": action,
+            "outcome": outcome,
+            "lesson": lesson,
+        },
+    )
+    assert proposed.status_code == 200, proposed.text
+    approved = http.post(
+        "/v1/candidates/approve",
+        json={"scope_id": scope_id, "candidate_id": proposed.json()["candidate_id"], "expected_version": 1},
+    )
+    assert approved.status_code == 200, approved.text
+    result: dict[str, Any] = approved.json()
+    return result
+
+
+def profile(http: httpx.Client, scope_id: str, content: str, approve: bool = True) -> dict[str, Any]:
+    proposed = http.post("/v1/profile/propose", json={"scope_id": scope_id, "content": content})
+    assert proposed.status_code == 200, proposed.text
+    candidate: dict[str, Any] = proposed.json()
+    if not approve:
+        return candidate
+    approved = http.post(
+        "/v1/candidates/approve",
+        json={"scope_id": scope_id, "candidate_id": candidate["candidate_id"], "expected_version": 1},
+    )
+    assert approved.status_code == 200, approved.text
+    result: dict[str, Any] = approved.json()
+    return result
+
+
+def topic(
+    http: httpx.Client, scope_id: str, title: str, summary: str, detail: str = "", **fields: Any
+) -> dict[str, Any]:
+    response = http.post(
+        "/v1/topic-memory/put",
+        json={"scope_id": scope_id, "title": title, "summary": summary, "detail": detail, **fields},
+    )
+    assert response.status_code == 200, response.text
+    result: dict[str, Any] = response.json()
+    return result
+
+
+TEXT_HEAD = f"# PowerContext historical context\n\n{NOTICE}\n\nBEGIN_POWERCONTEXT_PREPARED_TEXT_V1"
+TEXT_TAIL = "\n\nEND_POWERCONTEXT_PREPARED_TEXT_V1"
+
+
+def text_entry(
+    title: str,
+    number: int,
+    scope_id: str,
+    family: str,
+    artifact_id: str,
+    revision: int,
+    body: str,
+    *,
+    entry: tuple[str, str] | None = None,
+    confidence: bool = False,
+    rank: int | None = None,
+    truncated: bool = False,
+) -> str:
+    """One entry of the RFC text format, restated from the spec (bodies without control characters)."""
+    meta = [
+        f"Scope: {json.dumps(scope_id)}",
+        f"Artifact: family={json.dumps(family)}, id={json.dumps(artifact_id)}, revision={revision}",
+    ]
+    if entry:
+        meta.append(f"Entry: id={json.dumps(entry[0])}, version={json.dumps(entry[1])}")
+    if confidence:
+        meta.append("Confidence: unknown (not assessed)")
+    if rank is not None:
+        meta.append(f"Recall rank: {rank}")
+    meta.append(f"Truncated: {'yes' if truncated else 'no'}")
+    quoted = "\n".join(">     " + line for line in body.split("\n"))
+    return f"\n\n### {title} {number}\n\n" + "\n".join("    " + m for m in meta) + "\n\n" + quoted
+
+
+def text_document(*sections: tuple[str, list[str]]) -> str:
+    return (
+        TEXT_HEAD + "".join(f"\n\n## {title}" + "".join(entries) for title, entries in sections) + TEXT_TAIL
+    )

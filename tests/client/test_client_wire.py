@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from powercontext_api.models import MemoryCitation, MemoryEntry, PreparedContext, ScopeDescriptor
+from powercontext_api.models import Assembly, MemoryCitation, MemoryEntry, PreparedContext, ScopeDescriptor
 from powercontext_client import UNSET, PowerContextClient
 
 from .client_recorder import CITATION, EMPTY, ENTRY, READY, SCOPE, Recorder, reply
@@ -82,6 +82,70 @@ def test_prepare_sends_assembly_options_unchanged_and_in_order() -> None:
         b'{"format":"markdown","sections":[{"family":"experience","limit":2},'
         b'{"family":"memory","limit":5}],"show":["confidence","recall_rank"]}}'
     )
+
+
+def test_prepare_with_default_assembly_model_sends_empty_object() -> None:
+    recorder = Recorder(reply(200, READY))
+    with recorder.client() as pc:
+        pc.prepare_context("project:demo", "q", assembly=Assembly())
+    assert recorder.last.content == b'{"scope_id":"project:demo","query":"q","assembly":{}}'
+
+
+def test_prepare_with_assembly_model_sends_only_the_fields_set() -> None:
+    recorder = Recorder(reply(200, EMPTY))
+    with recorder.client() as pc:
+        pc.prepare_context("project:demo", "q", assembly=Assembly(sections=[]))
+        assert recorder.last.content == b'{"scope_id":"project:demo","query":"q","assembly":{"sections":[]}}'
+        pc.prepare_context(
+            "project:demo",
+            "q",
+            max_bytes=8000,
+            assembly=Assembly.model_validate(
+                {
+                    "format": "markdown",
+                    "sections": [{"family": "experience", "limit": 2}, {"family": "memory", "limit": 5}],
+                    "show": ["confidence", "recall_rank"],
+                }
+            ),
+        )
+    assert recorder.last.content == (
+        b'{"scope_id":"project:demo","query":"q","max_bytes":8000,"assembly":'
+        b'{"format":"markdown","sections":[{"family":"experience","limit":2},'
+        b'{"family":"memory","limit":5}],"show":["confidence","recall_rank"]}}'
+    )
+
+
+def test_prepare_with_assembly_model_and_dict_send_the_same_bytes() -> None:
+    as_dict = {"sections": [{"family": "topic-memory", "limit": 3}, {"family": "profile", "limit": 1}]}
+    recorder = Recorder(reply(200, READY))
+    with recorder.client() as pc:
+        pc.prepare_context("project:demo", "q", assembly=as_dict)
+        from_dict = recorder.last.content
+        pc.prepare_context("project:demo", "q", assembly=Assembly.model_validate(as_dict))
+        from_model = recorder.last.content
+    assert (
+        from_dict
+        == from_model
+        == (
+            b'{"scope_id":"project:demo","query":"q","assembly":{"sections":'
+            b'[{"family":"topic-memory","limit":3},{"family":"profile","limit":1}]}}'
+        )
+    )
+
+
+def test_prepare_sends_an_invalid_assembly_dict_as_given_for_the_server_to_judge() -> None:
+    recorder = Recorder(reply(200, READY))
+    with recorder.client() as pc:
+        pc.prepare_context("project:demo", "q", assembly={"sections": [{"family": "skill", "limit": 9}]})
+    assert sent_json(recorder)["assembly"] == {"sections": [{"family": "skill", "limit": 9}]}
+
+
+def test_prepare_does_not_mutate_the_callers_assembly_dict() -> None:
+    assembly: dict[str, Any] = {"sections": []}
+    recorder = Recorder(reply(200, EMPTY))
+    with recorder.client() as pc:
+        pc.prepare_context("project:demo", "q", assembly=assembly)
+    assert assembly == {"sections": []}
 
 
 def test_prepare_sends_non_ascii_query_as_utf8() -> None:
@@ -237,14 +301,17 @@ def test_blank_scope_id_is_rejected_before_sending() -> None:
 def test_service_operations_use_their_paths() -> None:
     capabilities = {
         "api_version": "0.1.0",
-        "families": ["memory"],
+        "families": ["memory", "experience", "profile", "topic-memory"],
         "prepare": {
             "legacy": True,
-            "assembly": False,
+            "assembly": True,
             "schema": "powercontext.prepared-context.v1",
             "min_max_bytes": 512,
             "max_max_bytes": 32768,
             "default_max_bytes": 8000,
+            "assembly_families": ["memory", "experience", "profile", "topic-memory"],
+            "assembly_formats": ["markdown"],
+            "assembly_max_entries": 8,
         },
     }
     recorder = Recorder(
@@ -253,7 +320,9 @@ def test_service_operations_use_their_paths() -> None:
     with recorder.client() as pc:
         assert pc.health_live().status == "ok"
         assert pc.health_ready().status == "ok"
-        assert pc.capabilities().prepare.default_max_bytes == 8000
+        capabilities_model = pc.capabilities()
+        assert capabilities_model.prepare.default_max_bytes == 8000
+        assert capabilities_model.prepare.assembly_max_entries == 8
     assert [r.url.path for r in recorder.requests] == ["/health/live", "/health/ready", "/v1/capabilities"]
 
 
