@@ -27,7 +27,7 @@ from powercontext_runtime.requests import DEFAULT_MAX_BYTES, MAX_MAX_BYTES, MIN_
 from .errors import HANDLED_EXCEPTIONS, exception_handler
 from .handlers import Handlers
 from .middleware import EdgeMiddleware
-from .validation import JsonBodyValidator, ParameterValidator
+from .validation import JsonBodyValidator, ParameterValidator, ValidatorCache
 
 SPEC_FILENAME = "powercontext.yaml"
 
@@ -105,6 +105,7 @@ def create_app(
     raw = specification.raw
     handlers = Handlers(application, capabilities(str(raw["info"]["version"]), settings))
     handle_exception = exception_handler(allowed_methods_of(raw["paths"]))
+    validators = ValidatorCache()
 
     app = connexion.AsyncApp(
         __name__,
@@ -117,8 +118,8 @@ def create_app(
         strict_validation=True,
         validate_responses=False,
         validator_map={
-            "parameter": ParameterValidator,
-            "body": MediaTypeDict({"*/*json": JsonBodyValidator}),
+            "parameter": partial(ParameterValidator, cache=validators),
+            "body": MediaTypeDict({"*/*json": partial(JsonBodyValidator, cache=validators)}),
         },
         swagger_ui_options=SwaggerUIOptions(spec_path="/openapi.json", swagger_ui_path="/docs"),
     )

@@ -39,17 +39,23 @@ _INTEGER_TEXT = re.compile(r"-?[0-9]+")
 # A JSON escape of a UTF-16 surrogate; only then can a decoded string hold a lone surrogate.
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
-_validators: dict[int, tuple[Any, Any]] = {}
 
+class ValidatorCache:
+    """Compiled jsonschema validators of one app, by schema object.
 
-def compiled(schema: Mapping[str, Any]) -> Any:
-    """The jsonschema validator for `schema`, built on first use (schemas live as long as the app)."""
-    key = id(schema)
-    hit = _validators.get(key)
-    if hit is None or hit[0] is not schema:
-        hit = (schema, Draft4RequestValidator(schema))
-        _validators[key] = hit
-    return hit[1]
+    Connexion builds a validator object per request; compiling the schema each time was the
+    expensive part, so each app keeps its compiled validators here (schemas live as long as it).
+    """
+
+    def __init__(self) -> None:
+        self._by_id: dict[int, tuple[Mapping[str, Any], Any]] = {}
+
+    def compiled(self, schema: Mapping[str, Any]) -> Any:
+        hit = self._by_id.get(id(schema))
+        if hit is None or hit[0] is not schema:
+            hit = (schema, Draft4RequestValidator(schema))
+            self._by_id[id(schema)] = hit
+        return hit[1]
 
 
 def _plural(n: int, word: str) -> str:
@@ -104,11 +110,13 @@ def _items_for(error: Any, loc: Loc) -> Iterator[ErrorItem]:
         yield ErrorItem("value_error", loc, "Input is invalid")
 
 
-def schema_errors(schema: Mapping[str, Any], instance: Any, root: Loc) -> list[ErrorItem]:
+def schema_errors(
+    cache: ValidatorCache, schema: Mapping[str, Any], instance: Any, root: Loc
+) -> list[ErrorItem]:
     """Every violation of `schema` by `instance`, located under `root`, deduplicated and capped."""
     items: list[ErrorItem] = []
     seen: set[tuple[str, Loc]] = set()
-    for error in compiled(schema).iter_errors(instance):
+    for error in cache.compiled(schema).iter_errors(instance):
         for item in _items_for(error, (*root, *error.absolute_path)):
             if (item.type, item.loc) not in seen:
                 seen.add((item.type, item.loc))
@@ -173,8 +181,10 @@ class JsonBodyValidator:
         nullable: bool = False,
         encoding: str = "utf-8",
         strict_validation: bool = False,
+        cache: ValidatorCache,
         **_: Any,
     ) -> None:
+        self._cache = cache
         self._schema = schema
         self._required = required
         self._nullable = nullable
@@ -195,7 +205,7 @@ class JsonBodyValidator:
         else:
             body = parse_json_body(raw)
             if not (body is None and self._nullable):
-                errors = schema_errors(self._schema, body, ("body",))
+                errors = schema_errors(self._cache, self._schema, body, ("body",))
                 if errors:
                     raise InvalidRequest(errors)
         return _replay(messages, receive), scope
@@ -237,7 +247,10 @@ class ParameterValidator:
         uri_parser: Any = None,
         strict_validation: bool = False,
         security_query_params: Iterable[str] | None = None,
+        *,
+        cache: ValidatorCache,
     ) -> None:
+        self._cache = cache
         self._parameters = list(parameters)
         self._allowed_query = {p["name"] for p in self._parameters if p["in"] == "query"}
         self._allowed_query.update(security_query_params or ())
@@ -265,4 +278,4 @@ class ParameterValidator:
                 if param.get("required"):
                     yield ErrorItem("missing", (where, name), "Field required")
                 continue
-            yield from schema_errors(schema, _coerce(str(raw), schema), (where, name))
+            yield from schema_errors(self._cache, schema, _coerce(str(raw), schema), (where, name))
