@@ -45,11 +45,12 @@ check: $(STAMP)  ## Lint (ruff) and type-check (mypy).
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-docs-test: $(STAMP)  ## Build the docs site; any warning fails.
+docs-test: $(STAMP)  ## Build the docs site (any warning fails) and replay its examples on a server.
 	$(BIN)/mkdocs build --strict --quiet --site-dir $$(mktemp -d)
+	$(BIN)/pytest -q tests/docs
 
 unit-test: $(STAMP)  ## The pytest suite without the contract fuzzing.
-	$(BIN)/pytest -q --ignore=tests/contract
+	$(BIN)/pytest -q --ignore=tests/contract --ignore=tests/docs --ignore=tests/hosts
 
 test: check contract-test docs-test unit-test  ## Everything CI runs.
 

@@ -10,7 +10,15 @@ with PowerContextClient("http://127.0.0.1:8000") as pc:
 Requests and responses are the generated models of `powercontext_api.models`.
 """
 
-from ._client import AssemblyArg, CitationArg, PowerContextClient
+from ._client import (
+    AssemblyArg,
+    CandidateState,
+    CitationArg,
+    ExperienceRefArg,
+    FamilyArg,
+    PowerContextClient,
+    TopicRefArg,
+)
 from ._errors import (
     ConflictError,
     ForbiddenError,
@@ -29,8 +37,11 @@ from ._serialize import UNSET
 __all__ = [
     "UNSET",
     "AssemblyArg",
+    "CandidateState",
     "CitationArg",
     "ConflictError",
+    "ExperienceRefArg",
+    "FamilyArg",
     "ForbiddenError",
     "InvalidRequestError",
     "NotFoundError",
@@ -38,6 +49,7 @@ __all__ = [
     "PowerContextError",
     "PowerContextHTTPError",
     "ServerError",
+    "TopicRefArg",
     "TransportError",
     "UnauthorizedError",
     "UnavailableError",

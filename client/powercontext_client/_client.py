@@ -5,17 +5,29 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from types import TracebackType
-from typing import Any, TypeAlias, TypeVar
+from typing import Any, Literal, TypeAlias, TypeVar
 from urllib.parse import quote
 
 import httpx
 from pydantic import BaseModel, ValidationError
 
 from powercontext_api.models import (
+    ArtifactRef,
+    ArtifactRevision,
+    Assembly,
+    Candidate,
+    CandidateDecisionRequest,
+    CandidateGetRequest,
+    CandidateList,
     Capabilities,
     EntryCitationRequest,
     ErrorResponse,
+    Experience,
+    ExperienceGetRequest,
+    ExperienceRef,
+    ExperienceSearchResult,
     HealthStatus,
+    ListCandidatesRequest,
     ListEntriesRequest,
     MemoryCitation,
     MemoryEntry,
@@ -24,6 +36,9 @@ from powercontext_api.models import (
     MemorySearchResult,
     PrepareContextRequest,
     PreparedContext,
+    ProposeExperienceRequest,
+    ProposeProfileRequest,
+    PutTopicRequest,
     RememberRequest,
     ReviseEntryRequest,
     ScopeCreateRequest,
@@ -31,6 +46,11 @@ from powercontext_api.models import (
     ScopeId,
     ScopeList,
     ScopeUpdateRequest,
+    SearchRequest,
+    Topic,
+    TopicGetRequest,
+    TopicRef,
+    TopicSearchResult,
 )
 
 from ._errors import (
@@ -47,8 +67,22 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 CitationArg: TypeAlias = MemoryCitation | Mapping[str, Any]
 """A Memory citation: the generated `MemoryCitation` model or a plain dict of the same shape."""
 
-AssemblyArg: TypeAlias = BaseModel | Mapping[str, Any] | None
-"""The `assembly` object of a prepare request, sent as given (a model is dumped by alias)."""
+AssemblyArg: TypeAlias = Assembly | Mapping[str, Any] | None
+"""The `assembly` object of a prepare request: the generated `Assembly` model (dumped by alias,
+only the fields that were set, so `Assembly()` is `{}`) or a plain dict, sent as given."""
+
+ExperienceRefArg: TypeAlias = ExperienceRef | ArtifactRef | Mapping[str, Any]
+"""An exact Experience revision: `ExperienceRef`, an `ArtifactRef` such as `hit.artifact` or
+`candidate.committed`, or a plain dict `{"family": "experience", "artifact_id": ..., "revision": ...}`."""
+
+TopicRefArg: TypeAlias = TopicRef | ArtifactRef | Mapping[str, Any]
+"""An exact topic revision: `TopicRef`, an `ArtifactRef` such as `topic.artifact`, or a plain dict
+`{"family": "topic-memory", "artifact_id": ..., "revision": ...}`."""
+
+FamilyArg: TypeAlias = Literal["memory", "experience", "profile", "topic-memory"]
+"""An Artifact family as the wire spells it."""
+
+CandidateState: TypeAlias = Literal["pending", "approved", "rejected"]
 
 _USER_AGENT = "powercontext-client/0.1.0"
 
@@ -214,6 +248,134 @@ class PowerContextClient:
         request = build(MemorySearchRequest, scope_id=scope_id, query=query, limit=limit)
         return self._call("POST", "/v1/memory/search", MemorySearchResult, body=dump(request))
 
+    # Exact reads --------------------------------------------------------------------------------
+    def get_artifact_revision(
+        self, scope_id: str, family: FamilyArg, artifact_id: str, revision: int
+    ) -> ArtifactRevision:
+        """`GET /v1/scopes/{scope_id}/artifacts/{family}/{artifact_id}/revisions/{revision}`.
+
+        Exact read of any family's committed revision, old ones included; exactly one of the
+        family fields (`memory`, `experience`, `profile`, `topic`) of the answer is set.
+        """
+        ref = build(ArtifactRef, family=family, artifact_id=artifact_id, revision=revision)
+        path = (
+            f"{_scope_path(scope_id)}/artifacts/{quote(ref.family.root, safe='')}"
+            f"/{quote(ref.artifact_id.root, safe=':')}/revisions/{ref.revision}"
+        )
+        return self._call("GET", path, ArtifactRevision)
+
+    # Experience ---------------------------------------------------------------------------------
+    def propose_experience(
+        self,
+        scope_id: str,
+        *,
+        situation: str,
+        action: str,
+        outcome: str,
+        lesson: str,
+        artifact_id: str | None = None,
+    ) -> Candidate:
+        """`POST /v1/experience/propose`: a pending Candidate; pass `artifact_id` to revise one."""
+        request = build(
+            ProposeExperienceRequest,
+            scope_id=scope_id,
+            situation=situation,
+            action=action,
+            outcome=outcome,
+            lesson=lesson,
+            artifact_id=artifact_id,
+        )
+        return self._call("POST", "/v1/experience/propose", Candidate, body=dump(request))
+
+    def search_experience(
+        self, scope_id: str, query: str, *, limit: int | None = None
+    ) -> ExperienceSearchResult:
+        """`POST /v1/experience/search`: approved Experience heads, in the order prepare uses."""
+        request = build(SearchRequest, scope_id=scope_id, query=query, limit=limit)
+        return self._call("POST", "/v1/experience/search", ExperienceSearchResult, body=dump(request))
+
+    def get_experience(self, scope_id: str, artifact: ExperienceRefArg) -> Experience:
+        """`POST /v1/experience/get`: exact read of one Experience revision."""
+        request = build(ExperienceGetRequest, scope_id=scope_id, artifact=_ref(artifact))
+        return self._call("POST", "/v1/experience/get", Experience, body=dump(request))
+
+    # Profile ------------------------------------------------------------------------------------
+    def propose_profile(self, scope_id: str, content: str) -> Candidate:
+        """`POST /v1/profile/propose`: the next Profile snapshot (Markdown) as a pending Candidate."""
+        request = build(ProposeProfileRequest, scope_id=scope_id, content=content)
+        return self._call("POST", "/v1/profile/propose", Candidate, body=dump(request))
+
+    # Candidates ---------------------------------------------------------------------------------
+    def approve_candidate(self, scope_id: str, candidate_id: str, *, expected_version: int) -> Candidate:
+        """`POST /v1/candidates/approve`: commits the next revision; a stale version is a 409."""
+        request = build(
+            CandidateDecisionRequest,
+            scope_id=scope_id,
+            candidate_id=candidate_id,
+            expected_version=expected_version,
+        )
+        return self._call("POST", "/v1/candidates/approve", Candidate, body=dump(request))
+
+    def reject_candidate(self, scope_id: str, candidate_id: str, *, expected_version: int) -> Candidate:
+        """`POST /v1/candidates/reject`: nothing is committed; a stale version is a 409."""
+        request = build(
+            CandidateDecisionRequest,
+            scope_id=scope_id,
+            candidate_id=candidate_id,
+            expected_version=expected_version,
+        )
+        return self._call("POST", "/v1/candidates/reject", Candidate, body=dump(request))
+
+    def list_candidates(
+        self,
+        scope_id: str,
+        *,
+        state: CandidateState | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> CandidateList:
+        """`POST /v1/candidates/list`: Candidates in proposal order, optionally of one `state`."""
+        request = build(ListCandidatesRequest, scope_id=scope_id, state=state, limit=limit, cursor=cursor)
+        return self._call("POST", "/v1/candidates/list", CandidateList, body=dump(request))
+
+    def get_candidate(self, scope_id: str, candidate_id: str) -> Candidate:
+        """`POST /v1/candidates/get`."""
+        request = build(CandidateGetRequest, scope_id=scope_id, candidate_id=candidate_id)
+        return self._call("POST", "/v1/candidates/get", Candidate, body=dump(request))
+
+    # Topic Memory -------------------------------------------------------------------------------
+    def put_topic(
+        self,
+        scope_id: str,
+        *,
+        title: str,
+        summary: str,
+        artifact_id: str | None = None,
+        detail: str | None = None,
+        expected_revision: int | None = None,
+    ) -> Topic:
+        """`POST /v1/topic-memory/put`: create a topic, or commit the next revision of `artifact_id`."""
+        request = build(
+            PutTopicRequest,
+            scope_id=scope_id,
+            artifact_id=artifact_id,
+            title=title,
+            summary=summary,
+            detail=detail,
+            expected_revision=expected_revision,
+        )
+        return self._call("POST", "/v1/topic-memory/put", Topic, body=dump(request))
+
+    def search_topics(self, scope_id: str, query: str, *, limit: int | None = None) -> TopicSearchResult:
+        """`POST /v1/topic-memory/search`: topic heads of this Scope, in the order prepare uses."""
+        request = build(SearchRequest, scope_id=scope_id, query=query, limit=limit)
+        return self._call("POST", "/v1/topic-memory/search", TopicSearchResult, body=dump(request))
+
+    def get_topic(self, scope_id: str, artifact: TopicRefArg) -> Topic:
+        """`POST /v1/topic-memory/get`: exact read of one topic revision with its full detail."""
+        request = build(TopicGetRequest, scope_id=scope_id, artifact=_ref(artifact))
+        return self._call("POST", "/v1/topic-memory/get", Topic, body=dump(request))
+
     # Context ------------------------------------------------------------------------------------
     def prepare_context(
         self,
@@ -228,7 +390,8 @@ class PowerContextClient:
         `max_bytes` is left out unless given (the server default is 8000). `assembly` is left out
         of the JSON unless passed, which asks for the legacy output; when passed it is sent as given,
         so `{}` asks for the text defaults, `{"sections": []}` for an empty result, and `None` is
-        sent as JSON `null`, which the server rejects with `InvalidRequestError`.
+        sent as JSON `null`, which the server rejects with `InvalidRequestError`. A generated
+        `Assembly` model is dumped by alias with only the fields that were set: `Assembly()` is `{}`.
         Inject `content` unchanged.
         """
         request = build(PrepareContextRequest, scope_id=scope_id, query=query, max_bytes=max_bytes)
@@ -273,6 +436,12 @@ def _scope_path(scope_id: str) -> str:
     # Validated like a body field, then percent-encoded so `/`, `?` or `#` cannot change the route.
     checked = ScopeId(scope_id).root
     return "/v1/scopes/" + quote(checked, safe=":@")
+
+
+def _ref(value: BaseModel | Mapping[str, Any]) -> Mapping[str, Any]:
+    # A model (an `ArtifactRef` from a response, say) is re-validated from its wire form, so any
+    # model of the right shape works, not only the request's own class.
+    return dump(value) if isinstance(value, BaseModel) else value
 
 
 def _list_or_none(values: Sequence[str] | None) -> list[str] | None:

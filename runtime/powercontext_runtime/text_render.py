@@ -41,7 +41,9 @@ _LINE_BREAKS = re.compile("\r\n|[\r\u2028\u2029]")
 def _unicode_controls() -> frozenset[str]:
     """Every Unicode Cc/Cf character except LF, as this Python's Unicode database defines them."""
     return frozenset(
-        chr(cp) for cp in range(sys.maxunicode + 1) if cp != 0x0A and unicodedata.category(chr(cp)) in ("Cc", "Cf")
+        chr(cp)
+        for cp in range(sys.maxunicode + 1)
+        if cp != 0x0A and unicodedata.category(chr(cp)) in ("Cc", "Cf")
     )
 
 

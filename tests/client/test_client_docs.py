@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,3 +46,16 @@ def test_documented_host_function_injects_ready_content_and_fails_open() -> None
 
     with PowerContextClient("http://h.test", transport=httpx.MockTransport(refuse)) as pc:
         assert context_for_turn(pc, "project:demo", "hello") is None
+
+
+def test_documented_experience_and_assembly_examples_run_against_a_server(
+    start_server: Callable[..., Any],
+) -> None:
+    server = start_server()
+    with PowerContextClient(server.base_url) as pc:
+        pc.create_scope("project:demo")
+        namespace: dict[str, Any] = {"pc": pc}
+        exec(compile(block_containing("pc.propose_experience("), str(CLIENT_DOC), "exec"), namespace)
+        assert namespace["lesson"] == "Regenerate after a contract change, then validate."
+        assert namespace["same"].lesson == namespace["lesson"]
+        exec(compile(block_containing("assembly=Assembly()"), str(CLIENT_DOC), "exec"), namespace)

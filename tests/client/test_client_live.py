@@ -9,7 +9,17 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from powercontext_api.models import MemoryEntry, PreparedContext
+from powercontext_api.models import (
+    ArtifactRevision,
+    Assembly,
+    Candidate,
+    Experience,
+    MemoryEntry,
+    PreparedContext,
+    Topic,
+    TopicFields,
+    TopicSearchResult,
+)
 from powercontext_client import (
     ConflictError,
     InvalidRequestError,
@@ -123,3 +133,94 @@ def test_health_capabilities_and_scope_listing(pc: PowerContextClient) -> None:
             break
         cursor = page.next_cursor
     assert created <= seen
+
+
+def test_experience_profile_candidates_topics_and_exact_reads_round_trip(pc: PowerContextClient) -> None:
+    scope = pc.create_scope(new_id("project")).scope_id
+    proposed = pc.propose_experience(
+        scope,
+        situation="The HTTP API contract changed.",
+        action="Run make api-generate and make contract-test.",
+        outcome="Generated code matches the contract and tests pass.",
+        lesson="Regenerate after a contract change, then validate.",
+    )
+    assert isinstance(proposed, Candidate)
+    assert (proposed.state, proposed.family, proposed.committed) == ("pending", "experience", None)
+    assert pc.search_experience(scope, "contract").hits == []  # pending is never recalled
+
+    approved = pc.approve_candidate(scope, proposed.candidate_id, expected_version=proposed.version)
+    assert approved.state == "approved"
+    assert approved.committed is not None
+    with pytest.raises(ConflictError):
+        pc.approve_candidate(scope, proposed.candidate_id, expected_version=proposed.version)
+
+    hits = pc.search_experience(scope, "contract change", limit=5).hits
+    assert [hit.artifact for hit in hits] == [approved.committed]
+    experience = pc.get_experience(scope, hits[0].artifact)
+    assert isinstance(experience, Experience)
+    assert experience.lesson == "Regenerate after a contract change, then validate."
+
+    revision = pc.propose_experience(scope, artifact_id=approved.committed.artifact_id.root, **_FIELDS)
+    rejected = pc.reject_candidate(scope, revision.candidate_id, expected_version=revision.version)
+    assert rejected.state == "rejected"
+    assert rejected.target_artifact_id == approved.committed.artifact_id.root
+
+    profile = pc.propose_profile(scope, "# Demo\n\n\n")
+    assert profile.profile == "# Demo\n"
+    pc.approve_candidate(scope, profile.candidate_id, expected_version=profile.version)
+
+    listed = pc.list_candidates(scope)
+    assert [c.candidate_id for c in listed.candidates] == [
+        proposed.candidate_id,
+        revision.candidate_id,
+        profile.candidate_id,
+    ]
+    assert [c.state for c in pc.list_candidates(scope, state="rejected").candidates] == ["rejected"]
+    assert pc.get_candidate(scope, rejected.candidate_id) == rejected
+
+    first = pc.put_topic(scope, title="Release process", summary="Releases are cut from main.")
+    assert isinstance(first, Topic)
+    second = pc.put_topic(
+        scope,
+        artifact_id=first.artifact.artifact_id.root,
+        expected_revision=1,
+        title="Release process",
+        summary="Releases are cut from main after make test passes.",
+        detail="Tag the commit on main.",
+    )
+    assert second.artifact.revision == 2
+    found = pc.search_topics(scope, "releases")
+    assert isinstance(found, TopicSearchResult)
+    assert [hit.artifact for hit in found.hits] == [second.artifact]
+    assert pc.get_topic(scope, first.artifact).summary == "Releases are cut from main."
+
+    exact = pc.get_artifact_revision(scope, "topic-memory", first.artifact.artifact_id.root, 1)
+    assert isinstance(exact, ArtifactRevision)
+    assert isinstance(exact.topic, TopicFields)
+    assert exact.topic.summary == "Releases are cut from main."
+    assert pc.get_artifact_revision(scope, "profile", "profile", 1).profile == "# Demo\n"
+    with pytest.raises(NotFoundError):
+        pc.get_artifact_revision(scope, "experience", approved.committed.artifact_id.root, 2)
+
+
+def test_prepare_with_an_assembly_model_gets_standard_text(pc: PowerContextClient) -> None:
+    scope = pc.create_scope(new_id("project")).scope_id
+    entry = pc.remember(scope, "After changing OpenAPI, regenerate the client and run contract tests.")
+    text = pc.prepare_context(scope, "contract tests", assembly=Assembly())
+    assert text.status == "ready"
+    assert text.content is not None
+    assert text.content.startswith("# PowerContext historical context\n")
+    assert f'Entry: id="{entry.citation.entry_id}"' in text.content
+    assert text.content_bytes == len(text.content.encode("utf-8"))
+    nothing = pc.prepare_context(scope, "contract tests", assembly=Assembly(sections=[]))
+    assert (nothing.status, nothing.content, nothing.content_bytes) == ("empty", None, 0)
+    with pytest.raises(InvalidRequestError):
+        pc.prepare_context(scope, "contract tests", assembly={"sections": [{"family": "skill", "limit": 1}]})
+
+
+_FIELDS = {
+    "situation": "The HTTP API contract changed.",
+    "action": "Skip the contract tests.",
+    "outcome": "Nothing broke this time.",
+    "lesson": "Contract tests are optional.",
+}

@@ -18,6 +18,7 @@ from powercontext_api.models import (
     Candidate,
     CandidateList,
     Experience,
+    ExperienceFields,
     ExperienceRef,
     ExperienceSearchResult,
     Topic,
@@ -83,7 +84,8 @@ def test_get_artifact_revision_gets_the_exact_revision_path_without_a_body() -> 
     assert recorder.last.content == b""
     assert "Content-Type" not in recorder.last.headers
     assert isinstance(revision, ArtifactRevision)
-    assert revision.experience is not None and revision.experience.lesson == FIELDS["lesson"]
+    assert isinstance(revision.experience, ExperienceFields)
+    assert revision.experience.lesson == FIELDS["lesson"]
 
 
 def test_get_artifact_revision_percent_encodes_the_scope_and_returns_memory_entries() -> None:
@@ -98,6 +100,7 @@ def test_get_artifact_revision_percent_encodes_the_scope_and_returns_memory_entr
             recorder.last.url.raw_path
             == b"/v1/scopes/project:demo/artifacts/topic-memory/topic-1/revisions/2"
         )
+    assert isinstance(revision.memory, list)
     assert [entry.citation.entry_id for entry in revision.memory] == ["entry-1"]
 
 

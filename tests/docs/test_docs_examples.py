@@ -4,12 +4,17 @@ Marking convention (an HTML comment right before a fenced block; Markdown render
 
 - `<!-- docs-test: curl -->` before a ```` ```console ```` block: each `$ curl ...` command in it is
   sent as written (`$PC` is the server, `-H "$JSON"` the JSON content type, `-d` the body, `-X` the
-  method). The lines after a command, up to the next `$ `, are its expected body, byte for byte; a
-  command shown without output must succeed (2xx).
+  method). The lines after a command, up to the next `$ `, are its expected body, byte for byte
+  (one final line feed of the body is the end of the console line); a command shown without
+  output must succeed (2xx).
 - `<!-- docs-test: request METHOD PATH -->` before a ```` ```json ```` block: the block is the body,
   sent byte for byte. It must be followed by `<!-- docs-test: response STATUS -->` and a block
-  holding the exact answer body, and may be followed by `<!-- docs-test: content -->` and a
-  ```` ```text ```` block holding the answer's `content` (no line feed after its last line).
+  holding the exact answer body (again up to one final line feed), and may be followed by
+  `<!-- docs-test: content -->` and a ```` ```text ```` block holding the answer's `content`
+  exactly (no line feed after its last line); `content_bytes` must be its UTF-8 length.
+- `<!-- docs-test: python -->` before a ```` ```python ```` block: the code runs at that point of the
+  page, with `http://127.0.0.1:8000` pointing at the test server. A `prepared` answer it leaves
+  behind must carry one of the `content` texts the page documents.
 
 Each page runs on its own private server (`start_server`), so a page can use ids like
 `project:demo` literally and its setup steps alone produce the answers it shows.
@@ -58,17 +63,30 @@ class Exchange:
     method: str
     path: str
     body: bytes | None
-    status: int | None  # None: any 2xx
+    status: int | None  # None: not checked when an answer is shown, else any 2xx
     expected: bytes | None  # None: not shown, not compared
     content: str | None = None  # the answer's `content`, when the page shows it as text
 
 
+@dataclass(frozen=True)
+class PythonExample:
+    where: str
+    code: str
+
+
+Step = Exchange | PythonExample
+DOCUMENTED_BASE_URL = "http://127.0.0.1:8000"
+
+
 def marked_blocks(page: Path) -> list[Block]:
     text = page.read_text(encoding="utf-8")
-    return [
+    blocks = [
         Block(m["marker"].strip(), m["lang"], m["body"], text.count("\n", 0, m.start()) + 1)
         for m in _MARKED_BLOCK.finditer(text)
     ]
+    # A marker that is not directly followed by a fenced block would otherwise be skipped silently.
+    assert len(blocks) == text.count("<!-- docs-test:"), f"{page.name}: a docs-test marker has no block"
+    return blocks
 
 
 def marked_pages() -> list[Path]:
@@ -136,9 +154,14 @@ def _parse_curl(command: str, where: str, expected: str | None) -> Exchange:
 
 
 def exchanges(page: Path) -> list[Exchange]:
+    """The page's documented requests, in page order."""
+    return [step for step in steps(page) if isinstance(step, Exchange)]
+
+
+def steps(page: Path) -> list[Step]:
     """The page's marked examples, in page order."""
     blocks = marked_blocks(page)
-    found: list[Exchange] = []
+    found: list[Step] = []
     i = 0
     while i < len(blocks):
         block = blocks[i]
@@ -147,6 +170,11 @@ def exchanges(page: Path) -> list[Exchange]:
             assert block.lang == "console", f"{block.where}: a curl block must be a console block"
             for command, output in _curl_commands(block):
                 found.append(_parse_curl(command, block.where, output))
+            i += 1
+        elif kind == "python":
+            assert block.lang == "python", f"{block.where}: a python marker needs a python block"
+            assert DOCUMENTED_BASE_URL in block.body, f"{block.where}: no {DOCUMENTED_BASE_URL} to redirect"
+            found.append(PythonExample(block.where, block.body))
             i += 1
         elif kind == "request":
             method, path = rest.split()
@@ -189,7 +217,9 @@ def replay(client: httpx.Client, exchange: Exchange) -> list[str]:
         problems.append(
             f"{label}: HTTP {response.status_code}, documented {exchange.status}: {response.text}"
         )
-    if exchange.expected is not None and response.content != exchange.expected:
+    # A JSON answer may end with one line feed: in a console that is the end of the output line.
+    body = response.content[:-1] if response.content.endswith(b"\n") else response.content
+    if exchange.expected is not None and body != exchange.expected:
         problems.append(
             f"{label}: answer differs\n  documented: {exchange.expected.decode()}\n"
             f"  server:     {response.content.decode(errors='replace')}"
@@ -212,28 +242,31 @@ def replay(client: httpx.Client, exchange: Exchange) -> list[str]:
 # The pages parse ----------------------------------------------------------------------------------
 
 
+def _prepare_bodies(page: Path) -> list[tuple[Exchange, dict[str, Any]]]:
+    return [
+        (e, json.loads(e.body))
+        for e in exchanges(page)
+        if e.path == "/v1/context/prepare" and e.body is not None
+    ]
+
+
 def test_the_standard_text_page_marks_every_kind_of_example() -> None:
-    found = exchanges(STANDARD_TEXT_PAGE)
-    prepares = [e for e in found if e.path == "/v1/context/prepare"]
-    assert sum(e.content is not None for e in prepares) >= 3
-    assert any(e.status == 422 for e in prepares)
-    bodies = [json.loads(e.body or b"{}") for e in prepares]
-    assert any(b.get("assembly") == {} for b in bodies)
-    assert any(b.get("assembly") == {"sections": []} for b in bodies)
-    assert any(
-        b.get("assembly", {}) and b["assembly"].get("sections") == [{"family": "memory", "limit": 8}]
-        for b in bodies
-    )
+    prepares = _prepare_bodies(STANDARD_TEXT_PAGE)
+    assemblies = [body.get("assembly", "omitted") for _, body in prepares]
+    assert {} in assemblies
+    assert {"sections": []} in assemblies
+    assert {"sections": [{"family": "memory", "limit": 8}]} in assemblies
+    assert sum(e.content is not None for e, _ in prepares) >= 3
+    assert any(e.status == 422 for e, _ in prepares)
 
 
 def test_the_rfc_guide_example_is_documented_exactly() -> None:
     guide = [
         e
-        for e in exchanges(STANDARD_TEXT_PAGE)
-        if e.body is not None
-        and e.path == "/v1/context/prepare"
-        and json.loads(e.body).get("assembly", {}).get("show") == ["confidence", "recall_rank"]
-        and json.loads(e.body).get("max_bytes") == 8000
+        for e, body in _prepare_bodies(STANDARD_TEXT_PAGE)
+        if body.get("max_bytes") == 8000
+        and isinstance(body.get("assembly"), dict)
+        and body["assembly"].get("show") == ["confidence", "recall_rank"]
     ]
     assert len(guide) == 1
     content = guide[0].content
@@ -262,10 +295,19 @@ def test_documented_contents_follow_the_text_format_rules() -> None:
 @pytest.mark.parametrize("page", marked_pages(), ids=lambda p: p.name)
 def test_marked_examples_answer_as_documented(page: Path, start_server: Callable[..., Any]) -> None:
     server = start_server()
-    found = exchanges(page)
+    found = steps(page)
     assert found, f"{page.name} has docs-test markers but no examples"
+    documented_contents = {e.content for e in exchanges(page) if e.content is not None}
     problems: list[str] = []
     with httpx.Client(base_url=server.base_url, timeout=30.0) as client:
-        for exchange in found:
-            problems.extend(replay(client, exchange))
+        for step in found:
+            if isinstance(step, Exchange):
+                problems.extend(replay(client, step))
+                continue
+            namespace: dict[str, Any] = {}
+            code = step.code.replace(DOCUMENTED_BASE_URL, server.base_url)
+            exec(compile(code, f"{page.name} {step.where}", "exec"), namespace)
+            prepared = namespace.get("prepared")
+            if prepared is not None and prepared.content not in documented_contents:
+                problems.append(f"{step.where}: the Python example prepared text the page does not show")
     assert not problems, f"{page.name}:\n" + "\n".join(problems)
