@@ -106,8 +106,42 @@ def _items_for(error: Any, loc: Loc) -> Iterator[ErrorItem]:
         yield ErrorItem("too_long", loc, f"List should have at most {_plural(value, 'item')}")
     elif keyword == "uniqueItems":
         yield ErrorItem("unique_items", loc, "List items should be unique")
+    elif keyword in ("oneOf", "anyOf") and error.context:
+        yield from _branch_items(error.context, loc)
     else:
         yield ErrorItem("value_error", loc, "Input is invalid")
+
+
+def _branch_items(suberrors: Sequence[Any], loc: Loc) -> Iterator[ErrorItem]:
+    """Report a failed oneOf/anyOf by the branch the input meant, not as a bare "invalid".
+
+    When every branch rejects the same value by `enum` (an unknown family), that value gets one
+    literal error naming every allowed value. Otherwise the branch with the fewest `enum` misses
+    (the one whose discriminating field matched), then the fewest errors, is reported.
+    """
+    branches: dict[int, list[Any]] = {}
+    for sub in suberrors:
+        branches.setdefault(sub.schema_path[0], []).append(sub)
+    enum_paths = [
+        {tuple(e.relative_path) for e in errs if e.validator == "enum"} for errs in branches.values()
+    ]
+    shared = set.intersection(*enum_paths) if enum_paths else set()
+    if shared:
+        path = min(shared)
+        allowed = [
+            v
+            for errs in branches.values()
+            for e in errs
+            if e.validator == "enum" and tuple(e.relative_path) == path
+            for v in e.validator_value
+        ]
+        yield ErrorItem(
+            "literal_error", (*loc, *path), "Input should be " + " or ".join(_literal(v) for v in allowed)
+        )
+        return
+    chosen = min(branches.values(), key=lambda errs: (sum(e.validator == "enum" for e in errs), len(errs)))
+    for sub in chosen:
+        yield from _items_for(sub, (*loc, *sub.relative_path))
 
 
 def schema_errors(
