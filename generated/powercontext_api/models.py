@@ -22,10 +22,10 @@ class ScopeId(RootModel[str]):
     root: Annotated[
         str,
         Field(
-            description='A caller-chosen Scope id such as `project:demo`: not blank, and without `/` so it can always stand in a URL path.',
+            description='A caller-chosen Scope id such as `project:demo`: not blank, without control characters, `/` or `%`, so it always stands in a URL path and reads back as written.',
             max_length=256,
             min_length=1,
-            pattern='^[^/]*[^/\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^/]*$',
+            pattern='^[^/%\\u0000-\\u001f\\u007f-\\u009f]*[^/%\\u0000-\\u001f\\u007f-\\u009f\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^/%\\u0000-\\u001f\\u007f-\\u009f]*$',
         ),
     ]
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pydantic import MISSING
 
+from .access import FULL_ACCESS, Principal
 from .config import Settings
 from .cursors import decode_cursor, encode_cursor
 from .errors import EntryNotFound, InvalidRequest, ScopeNotFound
@@ -66,6 +67,9 @@ from .requests import (
 from .store import Store
 from .text_search import parse_query
 
+# Families whose recall reads the Context References as well as the current Scope.
+REFERENCE_FAMILIES = frozenset({"memory", "experience", "profile"})
+
 
 class ScopedContextApplication:
     def __init__(self, store: Store, settings: Settings) -> None:
@@ -80,7 +84,10 @@ class ScopedContextApplication:
         self._store.ping()
 
     # Scopes -------------------------------------------------------------------------------------
-    def create_scope(self, request: CreateScope) -> Scope:
+    def create_scope(self, request: CreateScope, principal: Principal = FULL_ACCESS) -> Scope:
+        # Referencing a Scope exposes its data through prepare, so it needs read on each one.
+        principal.require("server.admin", [request.scope_id])
+        principal.require("scope.read", request.context_references)
         _check_references(request.scope_id, request.context_references)
         return self._store.create_scope(
             Scope(
@@ -98,16 +105,28 @@ class ScopedContextApplication:
             raise ScopeNotFound()
         return scope
 
-    def list_scopes(self, request: ListScopes) -> ScopePage:
+    def list_scopes(self, request: ListScopes, principal: Principal = FULL_ACCESS) -> ScopePage:
+        """Only Scopes the Principal may read; pages stay full even when many are hidden."""
         after = decode_cursor(request.cursor, "scope") if request.cursor else None
-        rows = self._store.list_scopes(after, request.limit + 1)
-        page = rows[: request.limit]
-        more = len(rows) > request.limit
-        return ScopePage(tuple(page), encode_cursor("scope", page[-1].scope_id) if more else None)
+        page: list[Scope] = []
+        while True:
+            rows = self._store.list_scopes(after, request.limit + 1)
+            for scope in rows:
+                if principal.may("scope.read", scope.scope_id):
+                    if len(page) == request.limit:
+                        return ScopePage(tuple(page), encode_cursor("scope", page[-1].scope_id))
+                    page.append(scope)
+            if len(rows) <= request.limit:
+                return ScopePage(tuple(page), None)
+            after = rows[-1].scope_id
 
-    def update_scope(self, request: UpdateScope) -> Scope:
+    def update_scope(self, request: UpdateScope, principal: Principal = FULL_ACCESS) -> Scope:
         if request.context_references is not None:
+            principal.require("server.admin", [request.scope_id])
+            principal.require("scope.read", request.context_references)
             _check_references(request.scope_id, request.context_references)
+        else:
+            principal.require("scope.write", [request.scope_id])
         return self._store.update_scope(
             request.scope_id,
             request.expected_version,
@@ -210,10 +229,15 @@ class ScopedContextApplication:
         return found
 
     # Prepare ------------------------------------------------------------------------------------
-    def prepare_context(self, request: PrepareContext) -> PreparedContext:
+    def prepare_context(self, request: PrepareContext, principal: Principal = FULL_ACCESS) -> PreparedContext:
         # The total-entries policy is a validation rule: it fails before any lookup or recall.
         options = None if request.assembly is MISSING else self.assembly_options(request.assembly)
+        principal.require("scope.read", [request.scope_id])
         scope = self.get_scope(request.scope_id)
+        families = REFERENCE_FAMILIES if options is None else {s.family for s in options.sections}
+        if families & REFERENCE_FAMILIES:
+            # RFC step 2: every Scope that will be read, before any candidate is read; all or nothing.
+            principal.require("scope.read", scope.context_references)
         if options is None:
             query = parse_query(request.query)
             return prepare_legacy(
@@ -224,7 +248,6 @@ class ScopedContextApplication:
             )
         if not options.sections:
             return PreparedContext.empty()
-        families = [section.family for section in options.sections]
         pools = recall_text_pools(self._store, scope, parse_query(request.query), families)
         return build_text_context(pools, options, request.max_bytes).result
 

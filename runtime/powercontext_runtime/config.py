@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from .errors import PowerContextError
 
@@ -24,6 +25,9 @@ class Settings:
     max_body_bytes: int = 1_048_576
     assembly_max_entries: int = 8
     log_level: str = "info"
+    access_mode: Literal["enforced", "disabled"] | None = None  # None: enforced iff credentials exist
+    auth_file: Path | None = None
+    auth_token: str | None = field(default=None, repr=False)  # never printed
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -39,6 +43,11 @@ class Settings:
                 env, "POWERCONTEXT_SERVER_RUNTIME_CONTEXT_ASSEMBLY_MAX_ENTRIES", 8
             ),
             log_level=env.get("POWERCONTEXT_SERVER_LOG_LEVEL", "info").lower(),
+            access_mode=_access_mode(env.get("POWERCONTEXT_SERVER_ACCESS_MODE")),
+            auth_file=Path(env["POWERCONTEXT_SERVER_AUTH_FILE"])
+            if env.get("POWERCONTEXT_SERVER_AUTH_FILE")
+            else None,
+            auth_token=env.get("POWERCONTEXT_SERVER_AUTH_TOKEN") or None,
         )
 
 
@@ -49,3 +58,13 @@ def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
     if not raw.isdigit() or int(raw) < 1:
         raise ConfigurationError(f"{name} must be a positive integer.")
     return int(raw)
+
+
+def _access_mode(raw: str | None) -> Literal["enforced", "disabled"] | None:
+    if raw is None or raw == "":
+        return None
+    if raw == "enforced":
+        return "enforced"
+    if raw == "disabled":
+        return "disabled"
+    raise ConfigurationError("POWERCONTEXT_SERVER_ACCESS_MODE must be enforced or disabled.")

@@ -46,10 +46,10 @@ def _no_lone_surrogates(value: str) -> str:
 
 Utf8 = AfterValidator(_no_lone_surrogates)
 
-# Not blank and without "/", so a Scope id can always stand in a URL path.
-SCOPE_ID_PATTERN = (
-    r"^[^/]*[^/\t\n\f\r \u000b\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000][^/]*$"
-)
+# Not blank, no control characters, "/" or "%": a Scope id always stands in a URL path and reads
+# back exactly (routing refuses a line feed, and a "%" would be decoded twice).
+_ID_UNSAFE = r"/%\u0000-\u001f\u007f-\u009f"
+SCOPE_ID_PATTERN = rf"^[^{_ID_UNSAFE}]*[^{_ID_UNSAFE}\t\n\f\r \u000b\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000][^{_ID_UNSAFE}]*$"
 ScopeIdStr = Annotated[
     str, Strict(), Utf8, StringConstraints(min_length=1, max_length=256, pattern=SCOPE_ID_PATTERN)
 ]

@@ -19,11 +19,13 @@ from connexion.options import SwaggerUIOptions
 from connexion.resolver import Resolver
 from connexion.spec import Specification
 
+from powercontext_runtime.access_config import load_access_policy
 from powercontext_runtime.application import ScopedContextApplication
 from powercontext_runtime.config import Settings
 from powercontext_runtime.models import FAMILIES, PREPARED_SCHEMA
 from powercontext_runtime.requests import DEFAULT_MAX_BYTES, MAX_MAX_BYTES, MIN_MAX_BYTES
 
+from .access import access_by_operation, bearer_security_map, guarded, without_security
 from .errors import HANDLED_EXCEPTIONS, exception_handler
 from .handlers import Handlers
 from .middleware import EdgeMiddleware
@@ -59,17 +61,20 @@ def capabilities(api_version: str, settings: Settings) -> dict[str, Any]:
 
 
 class HandlerResolver(Resolver):  # type: ignore[misc]  # connexion is untyped
-    """Resolve each operationId to the bound method of the same name on `handlers`."""
+    """Resolve each operationId to the bound method of the same name on `handlers`, guarded by the
+    access the contract declares for it."""
 
-    def __init__(self, handlers: Handlers) -> None:
+    def __init__(self, handlers: Handlers, access: Mapping[str, str], enforced: bool) -> None:
         super().__init__(function_resolver=self._method)
         self._handlers = handlers
+        self._access = access
+        self._enforced = enforced
 
     def _method(self, operation_id: str) -> Any:
         method = getattr(self._handlers, operation_id, None)
         if method is None or operation_id.startswith("_"):
             raise ValueError(f"No handler for operationId {operation_id!r}")
-        return method
+        return guarded(method, self._access[operation_id], self._enforced)
 
 
 _HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
@@ -102,7 +107,8 @@ def create_app(
 ) -> connexion.AsyncApp:
     """Build the ASGI app. The caller owns `application` and closes it after the server stops."""
     specification = Specification.load(spec_path or default_spec_path())
-    raw = specification.raw
+    policy = load_access_policy(settings)
+    raw = specification.raw if policy.enforced else without_security(specification.raw)
     handlers = Handlers(application, capabilities(str(raw["info"]["version"]), settings))
     handle_exception = exception_handler(allowed_methods_of(raw["paths"]))
     validators = ValidatorCache()
@@ -122,8 +128,9 @@ def create_app(
             "body": MediaTypeDict({"*/*json": partial(JsonBodyValidator, cache=validators)}),
         },
         swagger_ui_options=SwaggerUIOptions(spec_path="/openapi.json", swagger_ui_path="/docs"),
+        security_map=bearer_security_map(policy),
     )
-    app.add_api(raw, resolver=HandlerResolver(handlers))
+    app.add_api(raw, resolver=HandlerResolver(handlers, access_by_operation(raw), policy.enforced))
     for exc_class in (*HANDLED_EXCEPTIONS, ProblemException):
         app.add_error_handler(exc_class, handle_exception)
     return app

@@ -1,4 +1,4 @@
-"""`powercontext serve`: settings from the environment (flags override), SQLite by default, uvicorn."""
+"""`powercontext serve` (settings from the environment, flags override) and `powercontext token`."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import argparse
 import dataclasses
 import logging
 import os
+import secrets
 import sys
 import warnings
 from collections.abc import Sequence
@@ -13,6 +14,8 @@ from collections.abc import Sequence
 import uvicorn
 from uvicorn.config import LOG_LEVELS
 
+from powercontext_runtime.access import token_digest
+from powercontext_runtime.access_config import load_access_policy
 from powercontext_runtime.bootstrap import open_application
 from powercontext_runtime.config import ConfigurationError, Settings
 
@@ -39,7 +42,20 @@ def _parser() -> argparse.ArgumentParser:
             "takes precedence over POWERCONTEXT_SERVER_DATABASE_URL."
         ),
     )
+    commands.add_parser(
+        "token",
+        help="Print a new bearer token and the SHA-256 to put in the auth file.",
+        description=(
+            "Print a new random bearer token and its SHA-256. Give the token to the caller; put only "
+            "the digest in the POWERCONTEXT_SERVER_AUTH_FILE entry (token_sha256)."
+        ),
+    )
     return parser
+
+
+def new_token() -> tuple[str, str]:
+    token = "pc_" + secrets.token_urlsafe(32)
+    return token, token_digest(token)
 
 
 def settings_from(args: argparse.Namespace, env: dict[str, str]) -> Settings:
@@ -70,6 +86,7 @@ def serve(settings: Settings) -> None:
     warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
     from .app import create_app
 
+    load_access_policy(settings)  # refuse a bad access configuration before opening the store
     application = open_application(settings)
     try:
         app = create_app(application, settings)
@@ -89,6 +106,10 @@ def serve(settings: Settings) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "token":
+        token, digest = new_token()
+        print(f"token:        {token}\ntoken_sha256: {digest}")
+        return 0
     try:
         settings = settings_from(args, dict(os.environ))
     except ConfigurationError as exc:

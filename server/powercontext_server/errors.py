@@ -16,6 +16,7 @@ from typing import Any
 from connexion.lifecycle import ConnexionRequest, ConnexionResponse
 from starlette.exceptions import HTTPException
 
+from powercontext_runtime.access import Forbidden, Unauthenticated
 from powercontext_runtime.errors import (
     EntryNotFound,
     ErrorItem,
@@ -88,6 +89,10 @@ def http_error_for(exc: BaseException) -> HttpError:
 
 
 def _runtime_error(exc: PowerContextError) -> HttpError:
+    if isinstance(exc, Unauthenticated):
+        return _FRAMEWORK_ERRORS[401]
+    if isinstance(exc, Forbidden):
+        return _FRAMEWORK_ERRORS[403]
     if isinstance(exc, InvalidRequest):
         return invalid_request(exc.errors)
     if isinstance(exc, ScopeNotFound):

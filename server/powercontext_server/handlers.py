@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from powercontext_runtime.access import Principal
 from powercontext_runtime.application import ScopedContextApplication
 from powercontext_runtime.models import Experience, Topic
 from powercontext_runtime.requests import (
@@ -57,25 +58,27 @@ class Handlers:
         return self._capabilities
 
     # Scopes -------------------------------------------------------------------------------------
-    def create_scope(self, body: Body) -> tuple[Json, int]:
+    def create_scope(self, body: Body, principal: Principal) -> tuple[Json, int]:
         with wire.located(wire.in_body):
-            scope = self._app.create_scope(parse_request(CreateScope, body))
+            scope = self._app.create_scope(parse_request(CreateScope, body), principal)
         return wire.scope_to_wire(scope), 201
 
-    def list_scopes(self, limit: int = 50, cursor: str | None = None) -> Json:
+    def list_scopes(self, principal: Principal, limit: int = 50, cursor: str | None = None) -> Json:
         query: dict[str, Any] = {"limit": limit}
         if cursor is not None:
             query["cursor"] = cursor
         with wire.located(wire.in_query):
-            page = self._app.list_scopes(parse_request(ListScopes, query))
+            page = self._app.list_scopes(parse_request(ListScopes, query), principal)
         return wire.scope_page_to_wire(page)
 
     def get_scope(self, scope_id: str) -> Json:
         return wire.scope_to_wire(self._app.get_scope(scope_id))
 
-    def update_scope(self, scope_id: str, body: Body) -> Json:
+    def update_scope(self, scope_id: str, body: Body, principal: Principal) -> Json:
         with wire.located(wire.path_scope_then_body):
-            scope = self._app.update_scope(parse_request(UpdateScope, {**body, "scope_id": scope_id}))
+            scope = self._app.update_scope(
+                parse_request(UpdateScope, {**body, "scope_id": scope_id}), principal
+            )
         return wire.scope_to_wire(scope)
 
     # Memory -------------------------------------------------------------------------------------
@@ -177,7 +180,7 @@ class Handlers:
         return wire.artifact_revision_to_wire(scope_id, found)
 
     # Prepare ------------------------------------------------------------------------------------
-    def prepare_context(self, body: Body) -> Json:
+    def prepare_context(self, body: Body, principal: Principal) -> Json:
         with wire.located(wire.in_body):
-            prepared = self._app.prepare_context(parse_request(PrepareContext, body))
+            prepared = self._app.prepare_context(parse_request(PrepareContext, body), principal)
         return wire.prepared_to_wire(prepared)

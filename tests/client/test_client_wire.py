@@ -265,9 +265,9 @@ def test_create_scope_sends_only_the_fields_given() -> None:
 def test_update_scope_puts_to_the_percent_encoded_scope_path() -> None:
     recorder = Recorder(reply(200, SCOPE))
     with recorder.client() as pc:
-        pc.update_scope("project:a b?c#d%", expected_version=1, context_references=[])
+        pc.update_scope("project:a b?c#d", expected_version=1, context_references=[])
     assert recorder.last.method == "PUT"
-    assert recorder.last.url.raw_path == b"/v1/scopes/project:a%20b%3Fc%23d%25"
+    assert recorder.last.url.raw_path == b"/v1/scopes/project:a%20b%3Fc%23d"
     assert recorder.last.content == b'{"expected_version":1,"context_references":[]}'
 
 

@@ -61,6 +61,8 @@ CHECKS = [
     response_schema_conformance,
     negative_data_rejection,
 ]
+TOKEN = "contract-test-token"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 schema = schemathesis.openapi.from_path(default_spec_path(), config=SchemathesisConfig.from_str(CONFIG))
 
@@ -86,7 +88,10 @@ class Seeded:
 @pytest.fixture(scope="module")
 def asgi_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Seeded]]:
     data_dir = tmp_path_factory.mktemp("contract-data")
-    server_settings = Settings.from_env({"POWERCONTEXT_SERVER_DATA_DIR": str(data_dir)})
+    # Authentication on: every protected operation needs the bearer token (ignored_auth checks it).
+    server_settings = Settings.from_env(
+        {"POWERCONTEXT_SERVER_DATA_DIR": str(data_dir), "POWERCONTEXT_SERVER_AUTH_TOKEN": TOKEN}
+    )
     application = open_application(server_settings)
     application.create_scope(parse_request(CreateScope, {"scope_id": SEEDED_SCOPE, "title": "Contract"}))
     citations = [
@@ -133,4 +138,14 @@ def asgi_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Se
 def test_every_operation_honours_the_contract(case: Any, asgi_app: tuple[Any, Seeded]) -> None:
     app, seeded = asgi_app
     seeded.aim(case)
-    case.call_and_validate(checks=CHECKS, app=app)
+    case.call_and_validate(checks=CHECKS, app=app, headers=AUTH)
+    # Authentication is enforced: the same request without the token is refused before anything else.
+    # (Positive cases only: a negative case may use another method, which routing refuses first.)
+    positive = case.meta is not None and case.meta.generation.mode.is_positive
+    if positive and case.operation.definition.raw.get("x-powercontext-access") != "public":
+        anonymous = case.call(app=app)
+        assert anonymous.status_code == 401, (
+            case.operation.label,
+            case.path_parameters,
+            anonymous.status_code,
+        )

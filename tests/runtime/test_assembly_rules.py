@@ -52,3 +52,14 @@ def test_total_limit_follows_the_configured_policy(tmp_path: Path) -> None:
             )
     finally:
         app.close()
+
+
+def test_runtime_and_contract_agree_on_scope_ids() -> None:
+    """The Runtime's own Scope id rule is the contract's, character for character."""
+    import yaml
+
+    from powercontext_runtime.requests import SCOPE_ID_PATTERN
+    from powercontext_server.app import default_spec_path
+
+    spec = yaml.safe_load(default_spec_path().read_text(encoding="utf-8"))
+    assert spec["components"]["schemas"]["ScopeId"]["pattern"] == SCOPE_ID_PATTERN

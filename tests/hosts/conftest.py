@@ -1,0 +1,10 @@
+"""Host integration tests: the repository root is an import root, so `hosts.hermes...` imports."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))

@@ -1,0 +1,205 @@
+"""Loopback test servers for the host tests (standard library only).
+
+`RecordingServer` answers every request with a `Responder` and records what it received; the
+responders make it a fake OpenAI-compatible model (`model_reply`, streaming SSE like a real
+provider), a recording proxy in front of PowerContext (`forward_to`) or a scripted PowerContext
+(`fixed_reply`). `HangingServer` accepts connections and never answers.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Received:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+@dataclass(frozen=True)
+class Reply:
+    status: int
+    content_type: str
+    body: bytes
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+Responder = Callable[[Received], Reply]
+
+
+class RecordingServer:
+    """A threaded HTTP server on 127.0.0.1 that records each request before answering it."""
+
+    def __init__(self, responder: Responder) -> None:
+        self.received: list[Received] = []
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class(responder))
+        self._server.daemon_threads = True
+        self.base_url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="recording-server",
+            daemon=True,
+        )
+
+    def __enter__(self) -> RecordingServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def requests_to(self, path: str) -> list[Received]:
+        with self._lock:
+            return [item for item in self.received if item.path == path]
+
+    def _record(self, item: Received) -> None:
+        with self._lock:
+            self.received.append(item)
+
+    def _handler_class(self, responder: Responder) -> type[BaseHTTPRequestHandler]:
+        record = self._record
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                self._answer()
+
+            def do_POST(self) -> None:
+                self._answer()
+
+            def _answer(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                item = Received(self.command, self.path, dict(self.headers.items()), self.rfile.read(length))
+                record(item)
+                reply = responder(item)
+                self.send_response(reply.status)
+                self.send_header("Content-Type", reply.content_type)
+                self.send_header("Content-Length", str(len(reply.body)))
+                for name, value in reply.headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(reply.body)
+
+        return Handler
+
+
+def json_reply(status: int, payload: object) -> Reply:
+    return Reply(status, "application/json", json.dumps(payload).encode("utf-8"))
+
+
+def fixed_reply(reply: Reply) -> Responder:
+    return lambda _request: reply
+
+
+def forward_to(base_url: str) -> Responder:
+    """Relay the request to `base_url` (body, Content-Type, Authorization) and relay the answer."""
+
+    def respond(request: Received) -> Reply:
+        headers = {k: v for k, v in request.headers.items() if k.lower() in {"content-type", "authorization"}}
+        data = request.body if request.method == "POST" else None
+        upstream = urllib.request.Request(
+            base_url + request.path, data=data, headers=headers, method=request.method
+        )
+        try:
+            with urllib.request.urlopen(upstream, timeout=10) as response:
+                return Reply(response.status, response.headers.get_content_type(), response.read())
+        except urllib.error.HTTPError as exc:
+            return Reply(exc.code, exc.headers.get_content_type(), exc.read())
+
+    return respond
+
+
+MODEL_ANSWER = "All done."
+
+
+def model_reply(request: Received) -> Reply:
+    """An OpenAI-compatible chat model: SSE chunks for `stream: true`, one JSON object otherwise."""
+    if request.method == "GET":
+        return json_reply(200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
+    if not request.path.endswith("/chat/completions"):
+        return json_reply(404, {"error": {"message": "not found"}})
+    if not request.json().get("stream"):
+        message = {"role": "assistant", "content": MODEL_ANSWER}
+        choice = {"index": 0, "message": message, "finish_reason": "stop"}
+        return json_reply(
+            200, {"id": "c1", "object": "chat.completion", "model": "fake-model", "choices": [choice]}
+        )
+    chunks = [
+        _chunk({"role": "assistant", "content": MODEL_ANSWER}, None),
+        _chunk({}, "stop"),
+    ]
+    body = "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in chunks) + "data: [DONE]\n\n"
+    return Reply(200, "text/event-stream", body.encode("utf-8"))
+
+
+def _chunk(delta: dict[str, Any], finish_reason: str | None) -> dict[str, Any]:
+    choice = {"index": 0, "delta": delta, "finish_reason": finish_reason}
+    return {
+        "id": "c1",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "fake-model",
+        "choices": [choice],
+    }
+
+
+class HangingServer:
+    """Accepts TCP connections on 127.0.0.1 and never sends a byte."""
+
+    def __init__(self) -> None:
+        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._socket.bind(("127.0.0.1", 0))
+        self._socket.listen(16)
+        self._socket.settimeout(0.2)
+        self.base_url = f"http://127.0.0.1:{self._socket.getsockname()[1]}"
+        self.accepted = 0
+        self._held: list[socket.socket] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._accept, name="hanging-server", daemon=True)
+
+    def __enter__(self) -> HangingServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        for connection in self._held:
+            connection.close()
+        self._socket.close()
+
+    def _accept(self) -> None:
+        while not self._stop.is_set():
+            try:
+                connection, _ = self._socket.accept()
+            except TimeoutError:
+                continue
+            self._held.append(connection)
+            self.accepted += 1
+
+
+def unused_port_url() -> str:
+    """A loopback URL whose port had a listener a moment ago and has none now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}"

@@ -1,0 +1,182 @@
+"""Provider settings (environment and JSON file) and the installer that puts the plugin into a Hermes home."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hosts.hermes import install
+from hosts.hermes.powercontext_memory.config import ConfigError, Settings, load_settings
+
+CWD = Path("/work/zebra-gateway")
+
+
+def settings_from(**env: str) -> Settings:
+    return load_settings({f"POWERCONTEXT_HERMES_{key.upper()}": value for key, value in env.items()}, cwd=CWD)
+
+
+def test_defaults_are_a_legacy_request_to_the_local_server() -> None:
+    settings = load_settings({}, cwd=CWD)
+    assert settings.base_url == "http://127.0.0.1:8000"
+    assert settings.token is None
+    assert settings.scope_id == "project:zebra-gateway"
+    assert (settings.max_bytes, settings.timeout) == (8000, 2.0)
+    assert settings.assembly_json is None and settings.mode == "legacy"
+
+
+def test_explicit_settings_are_kept() -> None:
+    settings = load_settings(
+        {
+            "POWERCONTEXT_HERMES_BASE_URL": "https://pc.example.test/",
+            "POWERCONTEXT_HERMES_TOKEN": "t0k3n",
+            "POWERCONTEXT_HERMES_SCOPE": "team:{cwd_name}:api",
+            "POWERCONTEXT_HERMES_MAX_BYTES": "512",
+            "POWERCONTEXT_HERMES_TIMEOUT": "0.25",
+            "POWERCONTEXT_HERMES_CONTEXT_ASSEMBLY": '{ "show": ["confidence"],\n "sections": [] }',
+        },
+        cwd=CWD,
+    )
+    assert settings.base_url == "https://pc.example.test"
+    assert settings.token == "t0k3n"
+    assert settings.scope_id == "team:zebra-gateway:api"
+    assert (settings.max_bytes, settings.timeout) == (512, 0.25)
+    assert settings.assembly_json == '{"show":["confidence"],"sections":[]}'  # key order kept
+    assert settings.mode == "assembly"
+
+
+@pytest.mark.parametrize("value", ["3", "30", "1e9"])
+def test_the_timeout_is_capped_at_two_seconds(value: str) -> None:
+    assert load_settings({"POWERCONTEXT_HERMES_TIMEOUT": value}, cwd=CWD).timeout == 2.0
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("max_bytes", "511"),
+        ("max_bytes", "32769"),
+        ("max_bytes", "8e3"),
+        ("max_bytes", "true"),
+        ("max_bytes", " "),
+        ("timeout", "0"),
+        ("timeout", "-1"),
+        ("timeout", "nan"),
+        ("timeout", "soon"),
+        ("context_assembly", "null"),
+        ("context_assembly", "[]"),
+        ("context_assembly", '"memory"'),
+        ("context_assembly", "{sections: []}"),
+        ("base_url", "127.0.0.1:8000"),
+        ("scope", "   "),
+        ("scope", "x" * 257),
+        ("token", "two\nlines"),
+    ],
+)
+def test_invalid_settings_are_rejected_without_echoing_them(name: str, value: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        settings_from(**{name: value})
+    assert name.upper() in str(caught.value)
+    assert value.strip() == "" or value not in str(caught.value)
+
+
+def test_an_empty_assembly_variable_means_legacy() -> None:
+    assert settings_from(context_assembly="").mode == "legacy"
+
+
+def test_a_json_config_file_is_read_and_the_environment_wins(tmp_path: Path) -> None:
+    path = tmp_path / "powercontext.json"
+    path.write_text(
+        json.dumps(
+            {
+                "scope": "project:from-file",
+                "max_bytes": 4096,
+                "token": "file-token",
+                "context_assembly": {"sections": [{"family": "memory", "limit": 3}]},
+            }
+        ),
+        encoding="utf-8",
+    )
+    settings = load_settings(
+        {"POWERCONTEXT_HERMES_CONFIG": str(path), "POWERCONTEXT_HERMES_MAX_BYTES": "2048"}, cwd=CWD
+    )
+    assert (settings.scope_id, settings.max_bytes, settings.token) == (
+        "project:from-file",
+        2048,
+        "file-token",
+    )
+    assert settings.assembly_json == '{"sections":[{"family":"memory","limit":3}]}'
+
+
+@pytest.mark.parametrize(
+    "content", ['{"scope": "a", "max_byte": 1}', "[]", "{", '{"max_bytes": true}', '{"max_bytes": 1.5}']
+)
+def test_a_bad_config_file_is_rejected(tmp_path: Path, content: str) -> None:
+    path = tmp_path / "powercontext.json"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(ConfigError):
+        load_settings({"POWERCONTEXT_HERMES_CONFIG": str(path)}, cwd=CWD)
+
+
+def test_a_missing_config_file_is_rejected(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError):
+        load_settings({"POWERCONTEXT_HERMES_CONFIG": str(tmp_path / "absent.json")}, cwd=CWD)
+
+
+# Installer
+
+ENABLE_CASES = {
+    "no-file": ("", "memory:\n  provider: powercontext\n"),
+    "no-memory-section": (
+        "model:\n  provider: custom\n",
+        "model:\n  provider: custom\nmemory:\n  provider: powercontext\n",
+    ),
+    "no-trailing-newline": ("a: 1", "a: 1\nmemory:\n  provider: powercontext\n"),
+    "replaces-provider": (
+        "memory:\n  memory_enabled: true\n  provider: ''\nother: 1\n",
+        "memory:\n  memory_enabled: true\n  provider: powercontext\nother: 1\n",
+    ),
+    "keeps-indent-and-nested": (
+        "memory:  # mine\n    nested:\n      provider: x\n# note\nb: 2\n",
+        "memory:  # mine\n    provider: powercontext\n    nested:\n      provider: x\n# note\nb: 2\n",
+    ),
+    "empty-flow-mapping": ("memory: {}\nx: 1\n", "memory:\n  provider: powercontext\nx: 1\n"),
+    "already-enabled": ("memory:\n  provider: powercontext\n", "memory:\n  provider: powercontext\n"),
+}
+
+
+@pytest.mark.parametrize(("before", "after"), ENABLE_CASES.values(), ids=ENABLE_CASES.keys())
+def test_enable_sets_only_memory_provider(before: str, after: str) -> None:
+    assert install.enable_provider(before) == after
+
+
+def test_enable_refuses_an_inline_memory_mapping() -> None:
+    with pytest.raises(install.InstallError):
+        install.enable_provider("memory: {provider: other, memory_enabled: true}\n")
+
+
+def test_the_installer_copies_the_plugin_and_enables_it(tmp_path: Path) -> None:
+    home = tmp_path / "hermes"
+    stale = home / "plugins" / "powercontext" / "stale.py"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("old = True\n", encoding="utf-8")
+    (home / "config.yaml").write_text("model:\n  default: fake\n", encoding="utf-8")
+
+    for _ in range(2):  # idempotent
+        assert install.main(["--hermes-home", str(home), "--enable"]) == 0
+
+    plugin = home / "plugins" / "powercontext"
+    expected = sorted(p.name for p in install.PLUGIN_SOURCE.glob("*.py"))
+    assert sorted(p.name for p in plugin.iterdir()) == expected
+    assert "register_memory_provider" in (plugin / "__init__.py").read_text(encoding="utf-8")
+    config = (home / "config.yaml").read_text(encoding="utf-8")
+    assert config == "model:\n  default: fake\nmemory:\n  provider: powercontext\n"
+
+
+def test_the_installer_uses_hermes_home_and_leaves_config_alone_without_enable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HERMES_HOME", str(tmp_path))
+    assert install.main([]) == 0
+    assert (tmp_path / "plugins" / "powercontext" / "__init__.py").is_file()
+    assert not (tmp_path / "config.yaml").exists()

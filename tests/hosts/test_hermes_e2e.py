@@ -1,0 +1,199 @@
+"""The real Hermes Agent CLI with the PowerContext memory provider, end to end.
+
+Each test runs one offline turn, `hermes -z PROMPT -t todo`, from `.venv-hermes` (make hermes-venv)
+against a fake OpenAI-compatible model that records what it is sent, and checks what is observable:
+the prepare request that reached PowerContext and the bytes that reached the model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.hosts.conftest import REPO
+from tests.hosts.fakes import (
+    MODEL_ANSWER,
+    HangingServer,
+    RecordingServer,
+    forward_to,
+    model_reply,
+    unused_port_url,
+)
+
+HERMES = Path(os.environ.get("HERMES_TEST_BIN") or REPO / ".venv-hermes" / "bin" / "hermes")
+pytestmark = pytest.mark.skipif(not HERMES.exists(), reason="no Hermes CLI: run `make hermes-venv`")
+
+PROMPT = "How should we validate the zebra gateway after an API change?"
+MEMORIES = (
+    "After changing the zebra gateway API, regenerate the client and run make zebra-contract.",
+    "Zebra gateway validation also needs make zebra-e2e after API changes.",
+)
+PREPARE = "/v1/context/prepare"
+TOKEN = "hermes-e2e-secret-token"
+TURN_TIMEOUT = 90
+
+
+@pytest.fixture
+def model() -> Iterator[RecordingServer]:
+    with RecordingServer(model_reply) as server:
+        yield server
+
+
+@pytest.fixture
+def hermes_home(tmp_path: Path, model: RecordingServer) -> Path:
+    """A Hermes home on the fake model, with the plugin installed and enabled by the installer."""
+    home = tmp_path / "hermes-home"
+    home.mkdir()
+    (home / "config.yaml").write_text(
+        "model:\n"
+        "  provider: custom\n"
+        f"  base_url: {model.base_url}/v1\n"
+        "  default: fake-model\n"
+        "  api_key: dummy-key\n"
+        "  context_length: 128000\n",
+        encoding="utf-8",
+    )
+    install = [sys.executable, "-m", "hosts.hermes.install", "--hermes-home", str(home), "--enable"]
+    subprocess.run(install, cwd=REPO, check=True, capture_output=True, timeout=60)
+    return home
+
+
+def seed_scope(http: httpx.Client, scope_id: str) -> None:
+    assert http.post("/v1/scopes", json={"scope_id": scope_id, "title": "Zebra"}).status_code == 201
+    for text in MEMORIES:
+        response = http.post("/v1/memory/remember", json={"scope_id": scope_id, "text": text})
+        assert response.status_code == 200, response.text
+
+
+def run_turn(home: Path, cwd: Path, settings: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """One offline Hermes turn with a minimal environment plus the provider `settings`."""
+    cwd.mkdir(parents=True, exist_ok=True)
+    user_home = home.parent / "user-home"
+    user_home.mkdir(exist_ok=True)
+    env = {key: os.environ[key] for key in ("PATH", "LANG", "LC_ALL", "TMPDIR") if key in os.environ}
+    env.update(HOME=str(user_home), HERMES_HOME=str(home), **settings)
+    result = subprocess.run(
+        [str(HERMES), "-z", PROMPT, "-t", "todo"],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TURN_TIMEOUT,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert MODEL_ANSWER in result.stdout
+    return result
+
+
+def model_user_text(model: RecordingServer) -> str:
+    """The current user message of the turn, as the model received it."""
+    calls = model.requests_to("/v1/chat/completions")
+    assert calls, "the model was never called"
+    messages = calls[0].json()["messages"]
+    users = [m["content"] for m in messages if m["role"] == "user"]
+    assert users and isinstance(users[-1], str)
+    assert users[-1].startswith(PROMPT)
+    return str(users[-1])
+
+
+def prepared(http: httpx.Client, request: dict[str, object]) -> str:
+    response = http.post(PREPARE, json=request)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["status"] == "ready"
+    return str(body["content"])
+
+
+def test_configured_assembly_reaches_the_server_and_its_text_reaches_the_model_unchanged(
+    http: httpx.Client, live_server: str, model: RecordingServer, hermes_home: Path, tmp_path: Path
+) -> None:
+    scope_id = f"project:zebra-{uuid.uuid4().hex[:8]}"
+    seed_scope(http, scope_id)
+    assembly = {
+        "sections": [{"family": "experience", "limit": 1}, {"family": "memory", "limit": 1}],
+        "show": ["recall_rank"],
+    }
+    settings = {
+        "POWERCONTEXT_HERMES_BASE_URL": "",
+        "POWERCONTEXT_HERMES_SCOPE": scope_id,
+        "POWERCONTEXT_HERMES_MAX_BYTES": "6000",
+        "POWERCONTEXT_HERMES_CONTEXT_ASSEMBLY": json.dumps(assembly, indent=2),
+    }
+    with RecordingServer(forward_to(live_server)) as proxy:
+        settings["POWERCONTEXT_HERMES_BASE_URL"] = proxy.base_url
+        run_turn(hermes_home, tmp_path / "work", settings)
+
+    [sent] = proxy.requests_to(PREPARE)  # the repeated background prefetch reused the cached text
+    expected_request = {"scope_id": scope_id, "query": PROMPT, "max_bytes": 6000, "assembly": assembly}
+    assert sent.json() == expected_request  # section order included
+    assert "Authorization" not in sent.headers
+
+    content = prepared(http, expected_request)
+    assert "Recall rank: 1" in content and "### Memory 2" not in content
+    user_text = model_user_text(model)
+    assert content in user_text
+    legacy = prepared(http, {"scope_id": scope_id, "query": PROMPT, "max_bytes": 6000})
+    assert legacy not in user_text
+
+
+def test_legacy_mode_sends_no_assembly_and_injects_the_legacy_text_unchanged(
+    http: httpx.Client, live_server: str, model: RecordingServer, hermes_home: Path, tmp_path: Path
+) -> None:
+    work = tmp_path / f"zebra-{uuid.uuid4().hex[:8]}"  # the default Scope is project:{cwd_name}
+    scope_id = f"project:{work.name}"
+    seed_scope(http, scope_id)
+    with RecordingServer(forward_to(live_server)) as proxy:
+        turn = run_turn(
+            hermes_home,
+            work,
+            {"POWERCONTEXT_HERMES_BASE_URL": proxy.base_url, "POWERCONTEXT_HERMES_TOKEN": TOKEN},
+        )
+
+    [sent] = proxy.requests_to(PREPARE)
+    assert sent.json() == {"scope_id": scope_id, "query": PROMPT, "max_bytes": 8000}
+    assert sent.headers["Authorization"] == f"Bearer {TOKEN}"
+    content = prepared(http, sent.json())
+    assert "BEGIN_POWERCONTEXT_PREPARED_CONTEXT_V1" in content
+    assert content in model_user_text(model)
+    assert TOKEN not in turn.stdout + turn.stderr
+
+
+@contextmanager
+def unavailable_server(kind: str) -> Iterator[tuple[str, HangingServer | None]]:
+    if kind == "stopped":
+        yield unused_port_url(), None
+        return
+    with HangingServer() as hanging:
+        yield hanging.base_url, hanging
+
+
+@pytest.mark.parametrize("kind", ["stopped", "hanging"])
+def test_the_turn_completes_without_context_when_the_server_is_unavailable(
+    kind: str, model: RecordingServer, hermes_home: Path, tmp_path: Path
+) -> None:
+    with unavailable_server(kind) as (base_url, hanging):
+        turn = run_turn(
+            hermes_home,
+            tmp_path / "work",
+            {
+                "POWERCONTEXT_HERMES_BASE_URL": base_url,
+                "POWERCONTEXT_HERMES_SCOPE": "project:zebra",
+                "POWERCONTEXT_HERMES_TOKEN": TOKEN,
+                "POWERCONTEXT_HERMES_CONTEXT_ASSEMBLY": "{}",
+            },
+        )
+        if hanging is not None:
+            assert hanging.accepted == 1  # one attempt, abandoned at its own deadline, never repeated
+
+    user_text = model_user_text(model)
+    assert "PowerContext" not in user_text and "<memory-context>" not in user_text
+    assert TOKEN not in turn.stdout + turn.stderr
