@@ -356,3 +356,29 @@ def test_nobody_can_reference_their_way_into_a_scope(world: World) -> None:
         assert refs.status_code == 403
         title = client.put("/v1/scopes/project:fine", json={"expected_version": 1, "title": "ok"})
         assert title.status_code == 200
+
+
+def test_tokens_never_reach_the_logs(world: World, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level("DEBUG")
+    with world.client("limited") as client:
+        client.get("/v1/scopes/team:c")
+        client.post("/v1/context/prepare", json={"scope_id": "project:a", "query": "shared word"})
+    with httpx.Client(
+        base_url=world.base_url, headers={"Authorization": "Bearer leaked-guess-123"}
+    ) as client:
+        client.get("/v1/scopes/project:a")
+    assert caplog.records  # the access log did run
+    for secret in (*world.tokens.values(), "leaked-guess-123"):
+        assert secret not in caplog.text
+
+
+def test_the_server_refuses_disabled_access_on_a_public_address() -> None:
+    from powercontext_runtime.access_config import load_access_policy
+    from powercontext_runtime.config import ConfigurationError, Settings
+
+    with pytest.raises(ConfigurationError):
+        load_access_policy(Settings(database_url="sqlite:///x", host="0.0.0.0", access_mode="disabled"))
+    with pytest.raises(ConfigurationError):
+        load_access_policy(Settings(database_url="sqlite:///x", access_mode="enforced"))
+    assert not load_access_policy(Settings(database_url="sqlite:///x", host="127.0.0.1")).enforced
+    assert load_access_policy(Settings(database_url="sqlite:///x", host="0.0.0.0", auth_token="t")).enforced
