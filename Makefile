@@ -14,7 +14,7 @@ DATA_DIR ?= .powercontext
 .PHONY: help install run test unit-test api-generate api-generate-check contract-test check docs-test clean
 
 help:  ## List the targets.
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-20s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-20s %s\n", $$1, $$2}'
 
 $(STAMP): requirements/dev.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -52,7 +52,9 @@ docs-test: $(STAMP)  ## Build the docs site (any warning fails) and replay its e
 unit-test: $(STAMP)  ## The pytest suite without the contract fuzzing.
 	$(BIN)/pytest -q --ignore=tests/contract --ignore=tests/docs --ignore=tests/hosts
 
-test: check contract-test docs-test unit-test  ## Everything CI runs.
+test: check contract-test docs-test unit-test hermes-test  ## Everything CI runs.
 
-clean:  ## Remove the virtualenv and caches (keeps data).
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache site
+clean:  ## Remove the virtualenvs and caches (keeps data).
+	rm -rf $(VENV) .venv-hermes .pytest_cache .mypy_cache .ruff_cache site
+
+include hosts/hermes/hermes.mk

@@ -30,7 +30,13 @@ from tests.hosts.fakes import (
 )
 
 HERMES = Path(os.environ.get("HERMES_TEST_BIN") or REPO / ".venv-hermes" / "bin" / "hermes")
-pytestmark = pytest.mark.skipif(not HERMES.exists(), reason="no Hermes CLI: run `make hermes-venv`")
+
+
+@pytest.fixture(autouse=True)
+def hermes_is_installed() -> None:
+    """A missing Hermes is a failure, not a skip: `make test` installs it (make hermes-venv)."""
+    assert HERMES.exists(), f"no Hermes CLI at {HERMES}: run `make hermes-venv`"
+
 
 PROMPT = "How should we validate the zebra gateway after an API change?"
 MEMORIES = (

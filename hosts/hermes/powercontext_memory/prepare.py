@@ -1,0 +1,152 @@
+"""One `POST /v1/context/prepare` call and the strict check of its answer.
+
+`fetch_prepared` either returns the server's `content` unchanged (or "" for an empty result) or
+raises `PrepareFailure` whose message is safe to log: it never holds the token, the query or a
+response body.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from .config import Settings
+
+SCHEMA = "powercontext.prepared-context.v1"
+RESPONSE_KEYS = frozenset({"schema", "status", "content", "content_bytes"})
+MAX_QUERY_CHARS = 8192
+MAX_RESPONSE_BYTES = 1 << 20  # content <= 32 KiB; JSON escaping can at most multiply it by 6
+
+T = TypeVar("T")
+
+
+class PrepareFailure(Exception):
+    """The context could not be used; the turn goes on without it."""
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """A redirect is a failure: never resend the body or the credential elsewhere."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect)
+
+
+def request_body(settings: Settings, query: str) -> dict[str, Any]:
+    """The request: legacy mode has no `assembly` key at all; section order is kept."""
+    body: dict[str, Any] = {
+        "scope_id": settings.scope_id,
+        "query": query[:MAX_QUERY_CHARS],
+        "max_bytes": settings.max_bytes,
+    }
+    if settings.assembly_json is not None:
+        body["assembly"] = json.loads(settings.assembly_json)
+    return body
+
+
+def fetch_prepared(settings: Settings, query: str) -> str:
+    """The validated `content` ("" when empty), within `settings.timeout` seconds in total."""
+    raw = _within(settings.timeout, lambda: _post(settings, request_body(settings, query)))
+    try:
+        payload = json.loads(raw)
+    except ValueError:
+        raise PrepareFailure("response is not valid JSON") from None
+    return validate_prepared(payload, settings.max_bytes)
+
+
+def validate_prepared(payload: object, max_bytes: int) -> str:
+    """Check the four-key contract and the host budget; return `content` unchanged or ""."""
+    if not isinstance(payload, dict) or set(payload) != RESPONSE_KEYS:
+        raise PrepareFailure("response does not have exactly schema, status, content, content_bytes")
+    if payload["schema"] != SCHEMA:
+        raise PrepareFailure("response schema is not powercontext.prepared-context.v1")
+    size = payload["content_bytes"]
+    if not isinstance(size, int) or isinstance(size, bool):
+        raise PrepareFailure("response content_bytes is not an integer")
+    status, content = payload["status"], payload["content"]
+    if status == "empty":
+        if content is not None or size != 0:
+            raise PrepareFailure("empty response must have content null and content_bytes 0")
+        return ""
+    if status != "ready":
+        raise PrepareFailure("response status is neither ready nor empty")
+    if not isinstance(content, str) or not content.strip():
+        raise PrepareFailure("ready response must carry non-blank text")
+    if size != len(content.encode("utf-8")):
+        raise PrepareFailure("response content_bytes differs from the UTF-8 length of content")
+    if size > max_bytes:
+        raise PrepareFailure(f"response content_bytes {size} exceeds max_bytes {max_bytes}")
+    return content
+
+
+def _post(settings: Settings, body: dict[str, Any]) -> bytes:
+    headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    if settings.token is not None:
+        headers["Authorization"] = f"Bearer {settings.token}"
+    request = urllib.request.Request(
+        f"{settings.base_url}/v1/context/prepare",
+        data=json.dumps(body).encode("utf-8"),
+        headers=headers,
+        method="POST",
+    )
+    try:
+        with _OPENER.open(request, timeout=settings.timeout) as response:
+            if response.status != 200:
+                raise PrepareFailure(f"HTTP {response.status}")
+            data: bytes = response.read(MAX_RESPONSE_BYTES + 1)
+    except urllib.error.HTTPError as exc:
+        raise PrepareFailure(f"HTTP {exc.code}{_error_code(exc)}") from None
+    except urllib.error.URLError as exc:
+        raise PrepareFailure(f"server unreachable ({_reason(exc.reason)})") from None
+    except TimeoutError:
+        raise PrepareFailure("timed out") from None
+    except OSError as exc:
+        raise PrepareFailure(f"connection failed ({type(exc).__name__})") from None
+    if len(data) > MAX_RESPONSE_BYTES:
+        raise PrepareFailure("response is too large")
+    return data
+
+
+def _error_code(exc: urllib.error.HTTPError) -> str:
+    """` <code>` from a PowerContext error body, or "" (the body itself is never logged)."""
+    try:
+        code = json.loads(exc.read(65536))["error"]["code"]
+    except Exception:
+        return ""
+    return f" {code}" if isinstance(code, str) and code.isidentifier() else ""
+
+
+def _reason(reason: object) -> str:
+    if isinstance(reason, TimeoutError):
+        return "timed out"
+    if isinstance(reason, ConnectionRefusedError):
+        return "connection refused"
+    return type(reason).__name__
+
+
+def _within(seconds: float, call: Callable[[], T]) -> T:
+    """Run `call` with a hard deadline; a late call is abandoned (its socket times out on its own)."""
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            box["value"] = call()
+        except BaseException as exc:
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="powercontext-prepare", daemon=True).start()
+    if not done.wait(seconds):
+        raise PrepareFailure(f"timed out after {seconds:g} s")
+    if "error" in box:
+        raise box["error"]
+    result: T = box["value"]
+    return result
