@@ -20,19 +20,15 @@ from ..models import (
     Proposal,
     Topic,
 )
-from ..text_search import SearchQuery, index_text
+from ..search_index import query_terms
+from ..text_search import SearchQuery
+from . import sqlite_search
 
-FTS_TABLES = {EXPERIENCE_FAMILY: "experience_fts", TOPIC_FAMILY: "topic_fts"}
+SEARCHED_FAMILIES = frozenset({EXPERIENCE_FAMILY, TOPIC_FAMILY})
 
 
 def now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
-
-
-def match_expression(scope_key: int, query: SearchQuery) -> str:
-    # Every term is quoted, so nothing in a query can act as FTS5 syntax.
-    terms = " OR ".join('"' + " ".join(term).replace('"', '""') + '"' for term in query.terms)
-    return f"scope_tag : s{scope_key} AND body : ({terms})"
 
 
 def scope_key(conn: sqlite3.Connection, scope_id: str) -> int:
@@ -90,10 +86,13 @@ def decode_artifact(family: str, ref: ArtifactRef, payload: str) -> Experience |
     return Topic(ref, data["title"], data["summary"], data["detail"])
 
 
-def search_body(value: Experience | Topic) -> str:
+def search_text(value: Experience | ProfileSnapshot | Topic) -> str:
+    """The text a head revision is found by."""
     if isinstance(value, Experience):
-        return index_text(value.fields.body)
-    return index_text(f"{value.title}\n{value.summary}\n{value.detail}")
+        return value.fields.body
+    if isinstance(value, Topic):
+        return f"{value.title}\n{value.summary}\n{value.detail}"
+    return value.content
 
 
 def _decode_proposal(family: str, payload: str) -> Proposal:
@@ -107,9 +106,11 @@ def _decode_proposal(family: str, payload: str) -> Proposal:
 def commit_revision(
     conn: sqlite3.Connection, key: int, family: str, artifact_id: str, revision: int, payload: str
 ) -> None:
-    """Append an immutable revision, move the head, and keep full-text rows on heads only."""
+    """Append an immutable revision, move the head, and keep the search index on heads only."""
     old = conn.execute(
-        "SELECT revision_key FROM artifact_heads WHERE scope_key = ? AND family = ? AND artifact_id = ?",
+        "SELECT h.revision_key, r.payload, r.revision FROM artifact_heads h"
+        " JOIN artifact_revisions r ON r.revision_key = h.revision_key"
+        " WHERE h.scope_key = ? AND h.family = ? AND h.artifact_id = ?",
         (key, family, artifact_id),
     ).fetchone()
     cur = conn.execute(
@@ -124,17 +125,13 @@ def commit_revision(
         " revision_key = excluded.revision_key",
         (key, family, artifact_id, revision, revision_key),
     )
-    table = FTS_TABLES.get(family)
-    if table is None:
+    if family not in SEARCHED_FAMILIES:
         return
     if old is not None:
-        conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (old[0],))
-    artifact = decode_artifact(family, ArtifactRef(family, artifact_id, revision), payload)
-    assert isinstance(artifact, Experience | Topic)
-    conn.execute(
-        f"INSERT INTO {table} (rowid, scope_tag, body) VALUES (?, ?, ?)",
-        (revision_key, f"s{key}", search_body(artifact)),
-    )
+        previous = decode_artifact(family, ArtifactRef(family, artifact_id, old[2]), old[1])
+        sqlite_search.unindex_document(conn, key, family, old[0], search_text(previous))
+    current = decode_artifact(family, ArtifactRef(family, artifact_id, revision), payload)
+    sqlite_search.index_document(conn, key, family, revision_key, search_text(current))
 
 
 def read_revision(
@@ -152,15 +149,19 @@ def read_revision(
 def search_heads(
     conn: sqlite3.Connection, key: int, family: str, query: SearchQuery, limit: int
 ) -> list[Experience | ProfileSnapshot | Topic]:
-    """Head revisions matching the query, best BM25 first, ties to the newer revision row."""
-    table = FTS_TABLES[family]
-    rows = conn.execute(
-        f"SELECT r.artifact_id, r.revision, r.payload FROM {table}"
-        f" JOIN artifact_revisions r ON r.revision_key = {table}.rowid"
-        f" WHERE {table} MATCH ? ORDER BY bm25({table}, 0.0, 1.0), r.revision_key DESC LIMIT ?",
-        (match_expression(key, query), limit),
-    ).fetchall()
-    return [decode_artifact(family, ArtifactRef(family, a, r), p) for a, r, p in rows]
+    """Head revisions in retrieval order (shared BM25, ties to the newer revision)."""
+    keys = sqlite_search.search(conn, key, family, query_terms(query), limit)
+    if not keys:
+        return []
+    marks = ", ".join("?" * len(keys))
+    rows = {
+        row[0]: row[1:]
+        for row in conn.execute(
+            f"SELECT revision_key, artifact_id, revision, payload FROM artifact_revisions WHERE revision_key IN ({marks})",
+            keys,
+        )
+    }
+    return [decode_artifact(family, ArtifactRef(family, rows[k][0], rows[k][1]), rows[k][2]) for k in keys]
 
 
 def latest_profile(conn: sqlite3.Connection, key: int) -> ProfileSnapshot | None:

@@ -1,9 +1,27 @@
-"""Versioned SQLite migrations. Each runs once, in order, inside one transaction."""
+"""Versioned SQLite migrations. Each runs once, in order, inside one transaction.
+
+A migration is SQL, optionally followed by a data step (`after`) that fills new structures from
+existing rows, so an upgraded database ends up exactly like a new one.
+"""
 
 from __future__ import annotations
 
-MIGRATIONS: tuple[tuple[int, str], ...] = (
-    (
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .sqlite_search import backfill
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    version: int
+    sql: str
+    after: Callable[[sqlite3.Connection], None] | None = None
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
         1,
         """
         CREATE TABLE scopes (
@@ -61,7 +79,7 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
         );
         """,
     ),
-    (
+    Migration(
         2,
         """
         -- Per-Scope counters that name new things: experience-N, topic-N, candidate-N.
@@ -115,5 +133,45 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
             scope_tag, body, tokenize = "unicode61 remove_diacritics 0 tokenchars '_'"
         );
         """,
+    ),
+    Migration(
+        3,
+        """
+        -- One ranked index for every backend (see search_index.py) replaces the FTS5 tables, whose
+        -- BM25 no other database reproduces.
+        DROP TABLE memory_fts;
+        DROP TABLE experience_fts;
+        DROP TABLE topic_fts;
+        CREATE TABLE search_docs (
+            family TEXT NOT NULL,
+            doc_key INTEGER NOT NULL,
+            scope_key INTEGER NOT NULL REFERENCES scopes (scope_key),
+            length INTEGER NOT NULL,
+            PRIMARY KEY (family, doc_key)
+        );
+        CREATE TABLE search_postings (
+            scope_key INTEGER NOT NULL,
+            family TEXT NOT NULL,
+            term TEXT NOT NULL,
+            doc_key INTEGER NOT NULL,
+            tf INTEGER NOT NULL,
+            PRIMARY KEY (scope_key, family, term, doc_key)
+        ) WITHOUT ROWID;
+        CREATE TABLE search_terms (
+            scope_key INTEGER NOT NULL,
+            family TEXT NOT NULL,
+            term TEXT NOT NULL,
+            df INTEGER NOT NULL,
+            PRIMARY KEY (scope_key, family, term)
+        ) WITHOUT ROWID;
+        CREATE TABLE search_stats (
+            scope_key INTEGER NOT NULL,
+            family TEXT NOT NULL,
+            documents INTEGER NOT NULL,
+            total_length INTEGER NOT NULL,
+            PRIMARY KEY (scope_key, family)
+        );
+        """,
+        after=backfill,
     ),
 )

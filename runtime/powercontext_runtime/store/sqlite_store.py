@@ -34,14 +34,14 @@ from ..models import (
     Scope,
     Topic,
 )
-from ..text_search import SearchQuery, index_text
+from ..search_index import query_terms
+from ..text_search import SearchQuery
 from . import sqlite_artifacts as artifacts
-from .sqlite_artifacts import match_expression, now
+from . import sqlite_search
+from .sqlite_artifacts import now
 from .sqlite_schema import MIGRATIONS
 
 _BUSY_TIMEOUT_MS = 10_000
-# bm25 weights per FTS column: the Scope tag only filters, the body ranks.
-_RANK = "bm25(memory_fts, 0.0, 1.0)"
 
 
 def sqlite_path_from_url(url: str) -> str:
@@ -104,12 +104,14 @@ class SqliteStore:
                 "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
             )
             applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
-            for version, script in MIGRATIONS:
-                if version in applied:
+            for migration in MIGRATIONS:
+                if migration.version in applied:
                     continue
-                for statement in _statements(script):
+                for statement in _statements(migration.sql):
                     conn.execute(statement)
-                conn.execute("INSERT INTO schema_migrations VALUES (?, ?)", (version, now()))
+                if migration.after is not None:
+                    migration.after(conn)
+                conn.execute("INSERT INTO schema_migrations VALUES (?, ?)", (migration.version, now()))
 
     def ping(self) -> None:
         with self._transaction(write=False) as conn:
@@ -213,7 +215,7 @@ class SqliteStore:
                 "UPDATE memory_entry_versions SET removed_revision = ? WHERE version_key = ?",
                 (revision, version_key),
             )
-            conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (version_key,))
+            _unindex_version(conn, scope_key, version_key)
             version_id = _insert_version(
                 conn, scope_key, citation.entry_id, version_number + 1, text, revision
             )
@@ -232,7 +234,7 @@ class SqliteStore:
                 "UPDATE memory_entry_versions SET removed_revision = ? WHERE version_key = ?",
                 (revision, version_key),
             )
-            conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (version_key,))
+            _unindex_version(conn, scope_key, version_key)
             conn.execute(
                 "UPDATE memory_entries SET retired_revision = ? WHERE scope_key = ? AND entry_id = ?",
                 (revision, scope_key, citation.entry_id),
@@ -292,7 +294,8 @@ class SqliteStore:
     def search_memory(
         self, scope_ids: Sequence[str], query: SearchQuery, limit: int
     ) -> list[list[MemoryHit]]:
-        if query.is_empty:
+        terms = query_terms(query)
+        if not terms:
             return [[] for _ in scope_ids]
         results: list[list[MemoryHit]] = []
         with self._transaction(write=False) as conn:
@@ -304,15 +307,17 @@ class SqliteStore:
                     results.append([])
                     continue
                 scope_key, revision = row
-                # Ties in rank go to the newer entry version: a deterministic, stable key.
-                hits = conn.execute(
-                    "SELECT v.entry_id, v.entry_version_id, v.text FROM memory_fts"
-                    " JOIN memory_entry_versions v ON v.version_key = memory_fts.rowid"
-                    f" WHERE memory_fts MATCH ? ORDER BY {_RANK}, v.version_key DESC LIMIT ?",
-                    (match_expression(scope_key, query), limit),
-                ).fetchall()
+                keys = sqlite_search.search(conn, scope_key, MEMORY_FAMILY, terms, limit)
+                found = {
+                    row[0]: row[1:]
+                    for row in conn.execute(
+                        "SELECT version_key, entry_id, entry_version_id, text FROM memory_entry_versions"
+                        f" WHERE version_key IN ({', '.join('?' * len(keys))})",
+                        keys,
+                    )
+                }
                 results.append(
-                    [MemoryHit(MemoryCitation(revision, eid, vid), text) for eid, vid, text in hits]
+                    [MemoryHit(MemoryCitation(revision, found[k][0], found[k][1]), found[k][2]) for k in keys]
                 )
         return results
 
@@ -508,11 +513,15 @@ def _insert_version(
         " (scope_key, entry_id, version_number, entry_version_id, text, added_revision) VALUES (?, ?, ?, ?, ?, ?)",
         (scope_key, entry_id, version_number, version_id, text, revision),
     )
-    conn.execute(
-        "INSERT INTO memory_fts (rowid, scope_tag, body) VALUES (?, ?, ?)",
-        (cur.lastrowid, f"s{scope_key}", index_text(text)),
-    )
+    sqlite_search.index_document(conn, scope_key, MEMORY_FAMILY, int(cur.lastrowid or 0), text)
     return version_id
+
+
+def _unindex_version(conn: sqlite3.Connection, scope_key: int, version_key: int) -> None:
+    text = conn.execute(
+        "SELECT text FROM memory_entry_versions WHERE version_key = ?", (version_key,)
+    ).fetchone()[0]
+    sqlite_search.unindex_document(conn, scope_key, MEMORY_FAMILY, version_key, text)
 
 
 def _commit_revision(

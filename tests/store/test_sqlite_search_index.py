@@ -1,0 +1,111 @@
+"""The shared search index on SQLite: ranking, upkeep under every write, and the upgrade path."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from collections import Counter
+from pathlib import Path
+
+from powercontext_runtime.models import ExperienceFields, MemoryCitation, Scope
+from powercontext_runtime.search_index import document_terms
+from powercontext_runtime.store.sqlite_schema import MIGRATIONS
+from powercontext_runtime.store.sqlite_store import SqliteStore, _statements
+from powercontext_runtime.text_search import parse_query
+
+
+def test_document_terms_hold_words_cjk_characters_and_pairs() -> None:
+    assert document_terms("Hello 记忆系统 hello") == Counter(
+        {"hello": 2, "记": 1, "忆": 1, "系": 1, "统": 1, "记忆": 1, "忆系": 1, "系统": 1}
+    )
+
+
+def head_texts(db: Path) -> dict[tuple[int, str], list[str]]:
+    """What the index must describe, recomputed from the stored heads."""
+    conn = sqlite3.connect(db)
+    docs: dict[tuple[int, str], list[str]] = {}
+    for scope_key, text in conn.execute(
+        "SELECT scope_key, text FROM memory_entry_versions WHERE removed_revision IS NULL"
+    ):
+        docs.setdefault((scope_key, "memory"), []).append(text)
+    conn.close()
+    return docs
+
+
+def index_terms(db: Path) -> dict[tuple[int, str], Counter[str]]:
+    conn = sqlite3.connect(db)
+    found: dict[tuple[int, str], Counter[str]] = {}
+    for scope_key, family, term, df in conn.execute(
+        "SELECT scope_key, family, term, df FROM search_terms WHERE df > 0"
+    ):
+        found.setdefault((scope_key, family), Counter())[term] = df
+    conn.close()
+    return found
+
+
+def test_the_index_always_equals_a_rebuild_from_the_heads(tmp_path: Path) -> None:
+    db = tmp_path / "db.sqlite3"
+    store = SqliteStore(str(db))
+    store.create_scope(Scope("s:1", "", "", (), 1))
+    rng = random.Random(7)
+    words = ["alpha", "beta", "gamma", "记忆", "系统", "delta"]
+    live: list[MemoryCitation] = []
+    for _ in range(120):
+        action = rng.random()
+        text = " ".join(rng.choice(words) for _ in range(rng.randint(1, 6)))
+        if action < 0.5 or not live:
+            live.append(store.remember("s:1", text, "fact", None).citation)
+        elif action < 0.8:
+            old = live.pop(rng.randrange(len(live)))
+            live.append(store.revise_memory_entry("s:1", old, text).citation)
+        else:
+            store.retire_memory_entry("s:1", live.pop(rng.randrange(len(live))))
+    expected: dict[tuple[int, str], Counter[str]] = {}
+    for key, texts in head_texts(db).items():
+        expected[key] = Counter(term for text in texts for term in document_terms(text))
+    assert index_terms(db) == expected
+    store.close()
+
+
+def test_ranking_prefers_rarer_and_more_frequent_terms(tmp_path: Path) -> None:
+    store = SqliteStore(str(tmp_path / "db.sqlite3"))
+    store.create_scope(Scope("s:1", "", "", (), 1))
+    for text in ("common words here", "common rare words", "common common common", "nothing else"):
+        store.remember("s:1", text, "fact", None)
+    hits = store.search_memory(["s:1"], parse_query("rare common"), 10)[0]
+    assert [h.text for h in hits] == ["common rare words", "common common common", "common words here"]
+    store.close()
+
+
+def test_upgrading_an_fts5_database_indexes_its_existing_heads(tmp_path: Path) -> None:
+    db = tmp_path / "old.sqlite3"
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)")
+    for migration in MIGRATIONS[:2]:
+        for statement in _statements(migration.sql):
+            conn.execute(statement)
+        conn.execute("INSERT INTO schema_migrations VALUES (?, 'then')", (migration.version,))
+    conn.execute(
+        "INSERT INTO scopes (scope_key, scope_id, title, summary, version, memory_revision, entry_counter,"
+        " created_at, updated_at) VALUES (1, 's:old', '', '', 1, 2, 2, 'then', 'then')"
+    )
+    conn.execute("INSERT INTO memory_entries VALUES (1, 'entry-1', 1, 'fact', 1, NULL)")
+    conn.execute("INSERT INTO memory_entries VALUES (1, 'entry-2', 2, 'fact', 1, 2)")
+    conn.execute(
+        "INSERT INTO memory_entry_versions VALUES (1, 1, 'entry-1', 1, 'entry-1-v1', 'kept heron', 1, NULL)"
+    )
+    conn.execute(
+        "INSERT INTO memory_entry_versions VALUES (2, 1, 'entry-2', 1, 'entry-2-v1', 'retired heron', 2, 2)"
+    )
+    conn.execute(
+        "INSERT INTO artifact_revisions VALUES (1, 1, 'experience', 'experience-1', 1,"
+        ' \'{"situation": "heron", "action": "a", "outcome": "o", "lesson": "l"}\', \'then\')'
+    )
+    conn.execute("INSERT INTO artifact_heads VALUES (1, 'experience', 'experience-1', 1, 1)")
+    conn.close()
+
+    store = SqliteStore(str(db))
+    assert [h.text for h in store.search_memory(["s:old"], parse_query("heron"), 5)[0]] == ["kept heron"]
+    found = store.search_experience(["s:old"], parse_query("heron"), 5)[0]
+    assert [e.fields for e in found] == [ExperienceFields("heron", "a", "o", "l")]
+    store.close()
