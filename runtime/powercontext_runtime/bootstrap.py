@@ -5,16 +5,26 @@ from __future__ import annotations
 from .application import ScopedContextApplication
 from .config import ConfigurationError, Settings
 from .store import Store
-from .store.sqlite_store import SqliteStore, sqlite_path_from_url
+from .store.backends import Backend, MysqlBackend, SqliteBackend, mysql_target_from_url, sqlite_path_from_url
+from .store.sql_store import SqlStore
+
+
+def backend_for(database_url: str) -> Backend:
+    """`sqlite:///path` (embedded) or `mysql+pymysql://user:password@host:port/db` (OceanBase)."""
+    try:
+        if database_url.startswith("sqlite:"):
+            return SqliteBackend(sqlite_path_from_url(database_url))
+        if database_url.startswith("mysql"):
+            return MysqlBackend(mysql_target_from_url(database_url))
+    except ValueError as exc:
+        raise ConfigurationError(str(exc)) from None
+    raise ConfigurationError(
+        "POWERCONTEXT_SERVER_DATABASE_URL must start with sqlite:/// or mysql+pymysql:// (OceanBase)."
+    )
 
 
 def open_store(database_url: str) -> Store:
-    if database_url.startswith("sqlite:"):
-        try:
-            return SqliteStore(sqlite_path_from_url(database_url))
-        except ValueError as exc:
-            raise ConfigurationError(str(exc)) from None
-    raise ConfigurationError("POWERCONTEXT_SERVER_DATABASE_URL must start with sqlite:///")
+    return SqlStore(backend_for(database_url))
 
 
 def open_application(settings: Settings) -> ScopedContextApplication:

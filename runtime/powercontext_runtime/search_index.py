@@ -48,7 +48,7 @@ def document_terms(text: str) -> Counter[str]:
 
 def query_terms(query: SearchQuery) -> list[str]:
     """The index terms a parsed query asks for (a CJK pair is one term here, not a phrase)."""
-    return list(dict.fromkeys("".join(term)[: MAX_TERM_LENGTH * 2] for term in query.terms))
+    return list(dict.fromkeys("".join(term)[:MAX_TERM_LENGTH] for term in query.terms))
 
 
 def idf(documents: int, document_frequency: int) -> float:
@@ -83,15 +83,18 @@ def ranked_query_sql(placeholder: str, term_count: int) -> str:
     The same text serves both backends except for the parameter placeholder.
     """
     p = placeholder
-    cases = " ".join(f"WHEN {p} THEN {p}" for _ in range(term_count))
+    # Every number is a double on both engines: MySQL mode would otherwise do DECIMAL arithmetic
+    # on literals and parameters, with its own rounding. (x * 1e0) makes a parameter a double.
+    cases = " ".join(f"WHEN {p} THEN ({p} * 1e0)" for _ in range(term_count))
     terms = ", ".join([p] * term_count)
     return (
         "SELECT p.doc_key FROM search_postings p"
         " JOIN search_docs d ON d.family = p.family AND d.doc_key = p.doc_key"
         f" WHERE p.scope_key = {p} AND p.family = {p} AND p.term IN ({terms})"
         " GROUP BY p.doc_key"
-        f" ORDER BY ROUND(SUM((CASE p.term {cases} ELSE 0 END) * p.tf * {K1 + 1}"
-        f" / (p.tf + {K1} * (1 - {B} + {B} * d.length / {p}))), {SCORE_DIGITS}) DESC, p.doc_key DESC"
+        f" ORDER BY ROUND(SUM((CASE p.term {cases} ELSE 0e0 END) * p.tf * {K1 + 1!r}e0"
+        f" / (p.tf + {K1!r}e0 * (1e0 - {B!r}e0 + {B!r}e0 * d.length / ({p} * 1e0)))), {SCORE_DIGITS}) DESC,"
+        " p.doc_key DESC"
         f" LIMIT {p}"
     )
 

@@ -15,7 +15,8 @@ import pytest
 from powercontext_runtime.application import ScopedContextApplication
 from powercontext_runtime.config import Settings
 from powercontext_runtime.errors import RetrievalUnavailable
-from powercontext_runtime.store.sqlite_store import SqliteStore
+from powercontext_runtime.store.backends import SqliteBackend
+from powercontext_runtime.store.sql_store import SqlStore
 
 from ..conftest import LiveServer
 from .helpers import experience, new_scope, profile, remember, topic
@@ -31,7 +32,7 @@ READS = {
 class FaultyStore:
     """A SQLite store whose candidate reads for the named families fail like a dead service."""
 
-    def __init__(self, inner: SqliteStore, failing: set[str]) -> None:
+    def __init__(self, inner: SqlStore, failing: set[str]) -> None:
         self._inner = inner
         self._failing = {READS[f] for f in failing}
 
@@ -52,7 +53,7 @@ def faulty_server(tmp_path: Path) -> Iterator[Any]:
     def start(*failing: str) -> httpx.Client:
         path = tmp_path / f"faults-{len(servers)}.sqlite3"
         settings = Settings(database_url=f"sqlite:///{path}")
-        store = FaultyStore(SqliteStore(str(path)), set(failing))
+        store = FaultyStore(SqlStore(SqliteBackend(str(path))), set(failing))
         server = LiveServer(settings, ScopedContextApplication(store, settings))  # type: ignore[arg-type]
         server.start()
         servers.append(server)

@@ -9,8 +9,10 @@ from pathlib import Path
 
 from powercontext_runtime.models import ExperienceFields, MemoryCitation, Scope
 from powercontext_runtime.search_index import document_terms
+from powercontext_runtime.store.backends import SqliteBackend
+from powercontext_runtime.store.migrations import statements as _statements
+from powercontext_runtime.store.sql_store import SqlStore
 from powercontext_runtime.store.sqlite_schema import MIGRATIONS
-from powercontext_runtime.store.sqlite_store import SqliteStore, _statements
 from powercontext_runtime.text_search import parse_query
 
 
@@ -45,7 +47,7 @@ def index_terms(db: Path) -> dict[tuple[int, str], Counter[str]]:
 
 def test_the_index_always_equals_a_rebuild_from_the_heads(tmp_path: Path) -> None:
     db = tmp_path / "db.sqlite3"
-    store = SqliteStore(str(db))
+    store = SqlStore(SqliteBackend(str(db)))
     store.create_scope(Scope("s:1", "", "", (), 1))
     rng = random.Random(7)
     words = ["alpha", "beta", "gamma", "记忆", "系统", "delta"]
@@ -68,7 +70,7 @@ def test_the_index_always_equals_a_rebuild_from_the_heads(tmp_path: Path) -> Non
 
 
 def test_ranking_prefers_rarer_and_more_frequent_terms(tmp_path: Path) -> None:
-    store = SqliteStore(str(tmp_path / "db.sqlite3"))
+    store = SqlStore(SqliteBackend(str(tmp_path / "db.sqlite3")))
     store.create_scope(Scope("s:1", "", "", (), 1))
     for text in ("common words here", "common rare words", "common common common", "nothing else"):
         store.remember("s:1", text, "fact", None)
@@ -104,7 +106,7 @@ def test_upgrading_an_fts5_database_indexes_its_existing_heads(tmp_path: Path) -
     conn.execute("INSERT INTO artifact_heads VALUES (1, 'experience', 'experience-1', 1, 1)")
     conn.close()
 
-    store = SqliteStore(str(db))
+    store = SqlStore(SqliteBackend(str(db)))
     assert [h.text for h in store.search_memory(["s:old"], parse_query("heron"), 5)[0]] == ["kept heron"]
     found = store.search_experience(["s:old"], parse_query("heron"), 5)[0]
     assert [e.fields for e in found] == [ExperienceFields("heron", "a", "o", "l")]

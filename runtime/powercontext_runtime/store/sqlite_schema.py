@@ -1,24 +1,9 @@
-"""Versioned SQLite migrations. Each runs once, in order, inside one transaction.
-
-A migration is SQL, optionally followed by a data step (`after`) that fills new structures from
-existing rows, so an upgraded database ends up exactly like a new one.
-"""
+"""Versioned SQLite migrations (the OceanBase ones in `mysql_schema.py` carry the same numbers)."""
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Callable
-from dataclasses import dataclass
-
-from .sqlite_search import backfill
-
-
-@dataclass(frozen=True, slots=True)
-class Migration:
-    version: int
-    sql: str
-    after: Callable[[sqlite3.Connection], None] | None = None
-
+from .migrations import Migration
+from .sql_search import backfill
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(

@@ -1,16 +1,21 @@
-"""The embedded default store: one SQLite file in WAL mode, FTS5 BM25 search, one transaction per write."""
+"""The store: every operation as SQL over one `Backend` (SQLite embedded, or OceanBase).
+
+One transaction per operation. Writes first lock the Scope row they change (`FOR UPDATE`), so
+writers to one Scope queue behind each other under OceanBase's READ COMMITTED isolation just as
+they do behind SQLite's database lock: a counter or revision is read and bumped by one writer at a
+time, and a stale `expected_*` or citation is a 409, never a lost or duplicated revision.
+"""
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from pathlib import Path
+from contextlib import contextmanager, suppress
 
 from ..errors import (
     EntryNotFound,
     InvalidRequest,
+    PowerContextError,
     RetrievalUnavailable,
     RevisionConflict,
     ScopeAlreadyExists,
@@ -36,82 +41,61 @@ from ..models import (
 )
 from ..search_index import query_terms
 from ..text_search import SearchQuery
-from . import sqlite_artifacts as artifacts
-from . import sqlite_search
-from .sqlite_artifacts import now
-from .sqlite_schema import MIGRATIONS
-
-_BUSY_TIMEOUT_MS = 10_000
+from . import migrations, sql_search
+from . import sql_artifacts as artifacts
+from .backends import Backend, Conn
+from .sql_artifacts import now
 
 
-def sqlite_path_from_url(url: str) -> str:
-    """`sqlite:///relative.db` or `sqlite:////absolute.db` → a filesystem path."""
-    prefix = "sqlite:///"
-    if not url.startswith(prefix) or len(url) == len(prefix):
-        raise ValueError("A SQLite URL looks like sqlite:///path/to/file.sqlite3")
-    return url[len(prefix) :]
-
-
-class SqliteStore:
-    def __init__(self, path: str) -> None:
-        self._path = path
+class SqlStore:
+    def __init__(self, backend: Backend) -> None:
+        self._backend = backend
         self._local = threading.local()
-        self._connections: list[sqlite3.Connection] = []
+        self._connections: list[Conn] = []
         self._lock = threading.Lock()
-        if path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
         self._migrate()
 
+    @property
+    def backend_name(self) -> str:
+        return self._backend.name
+
     # Connections and transactions ----------------------------------------------------------------
-    def _conn(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+    def _conn(self) -> Conn:
+        conn: Conn | None = getattr(self._local, "conn", None)
         if conn is None:
-            # check_same_thread=False only so close() can run from the shutdown thread; each
-            # connection is otherwise used by the one thread that opened it.
-            conn = sqlite3.connect(
-                self._path, isolation_level=None, timeout=_BUSY_TIMEOUT_MS / 1000, check_same_thread=False
-            )
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA foreign_keys=ON")
-            conn.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
+            conn = self._backend.connect()
             self._local.conn = conn
             with self._lock:
                 self._connections.append(conn)
         return conn
 
     @contextmanager
-    def _transaction(self, write: bool) -> Iterator[sqlite3.Connection]:
-        """One transaction: IMMEDIATE for writes (no lock upgrades), a read snapshot otherwise."""
+    def _transaction(self, write: bool) -> Iterator[Conn]:
+        errors = self._backend.errors
         try:
             conn = self._conn()
-            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-        except sqlite3.Error as exc:
+            self._backend.begin(conn, write)
+        except errors as exc:
+            self._local.conn = None  # a broken connection is not reused
             raise RetrievalUnavailable() from exc
         try:
             yield conn
-            conn.execute("COMMIT")
+            self._backend.commit(conn)
         except BaseException as exc:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            if isinstance(exc, sqlite3.Error):
+            try:
+                self._backend.rollback(conn)
+            except errors:
+                self._local.conn = None
+            if isinstance(exc, self._backend.duplicate_key) and not isinstance(exc, PowerContextError):
+                # Two writers raced to create the same row: the later one lost.
+                raise RevisionConflict("A concurrent write changed the same data.") from exc
+            if isinstance(exc, errors):
                 raise RetrievalUnavailable() from exc
             raise
 
     def _migrate(self) -> None:
         with self._transaction(write=True) as conn:
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
-            )
-            applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
-            for migration in MIGRATIONS:
-                if migration.version in applied:
-                    continue
-                for statement in _statements(migration.sql):
-                    conn.execute(statement)
-                if migration.after is not None:
-                    migration.after(conn)
-                conn.execute("INSERT INTO schema_migrations VALUES (?, ?)", (migration.version, now()))
+            migrations.apply(conn, self._backend.migrations, now())
 
     def ping(self) -> None:
         with self._transaction(write=False) as conn:
@@ -120,14 +104,17 @@ class SqliteStore:
     def close(self) -> None:
         with self._lock:
             for conn in self._connections:
-                conn.close()
+                with suppress(*self._backend.errors):
+                    self._backend.close(conn)
             self._connections.clear()
         self._local = threading.local()
 
     # Scopes -------------------------------------------------------------------------------------
     def create_scope(self, scope: Scope) -> Scope:
         with self._transaction(write=True) as conn:
-            if conn.execute("SELECT 1 FROM scopes WHERE scope_id = ?", (scope.scope_id,)).fetchone():
+            if conn.execute(
+                "SELECT 1 FROM scopes WHERE scope_id = ? FOR UPDATE", (scope.scope_id,)
+            ).fetchone():
                 raise ScopeAlreadyExists()
             ref_keys = _reference_keys(conn, scope.context_references)
             stamp = now()
@@ -164,7 +151,7 @@ class SqliteStore:
     ) -> Scope:
         with self._transaction(write=True) as conn:
             row = conn.execute(
-                "SELECT scope_key, version FROM scopes WHERE scope_id = ?", (scope_id,)
+                "SELECT scope_key, version FROM scopes WHERE scope_id = ? FOR UPDATE", (scope_id,)
             ).fetchone()
             if row is None:
                 raise ScopeNotFound()
@@ -188,7 +175,8 @@ class SqliteStore:
     def remember(self, scope_id: str, text: str, kind: str, expected_revision: int | None) -> MemoryEntry:
         with self._transaction(write=True) as conn:
             row = conn.execute(
-                "SELECT scope_key, memory_revision, entry_counter FROM scopes WHERE scope_id = ?", (scope_id,)
+                "SELECT scope_key, memory_revision, entry_counter FROM scopes WHERE scope_id = ? FOR UPDATE",
+                (scope_id,),
             ).fetchone()
             if row is None:
                 raise ScopeNotFound()
@@ -307,7 +295,7 @@ class SqliteStore:
                     results.append([])
                     continue
                 scope_key, revision = row
-                keys = sqlite_search.search(conn, scope_key, MEMORY_FAMILY, terms, limit)
+                keys = sql_search.search(conn, scope_key, MEMORY_FAMILY, terms, limit)
                 found = {
                     row[0]: row[1:]
                     for row in conn.execute(
@@ -326,14 +314,14 @@ class SqliteStore:
         self, scope_id: str, family: str, target_artifact_id: str | None, proposal: Proposal
     ) -> CandidateRecord:
         with self._transaction(write=True) as conn:
-            key = artifacts.scope_key(conn, scope_id)
+            key = artifacts.scope_key(conn, scope_id, lock=True)
             return artifacts.insert_candidate(conn, key, family, target_artifact_id, proposal)
 
     def decide_candidate(
         self, scope_id: str, candidate_id: str, expected_version: int, approve: bool
     ) -> CandidateRecord:
         with self._transaction(write=True) as conn:
-            key = artifacts.scope_key(conn, scope_id)
+            key = artifacts.scope_key(conn, scope_id, lock=True)
             return artifacts.decide_candidate(conn, key, candidate_id, expected_version, approve)
 
     def get_candidate(self, scope_id: str, candidate_id: str) -> CandidateRecord | None:
@@ -357,7 +345,7 @@ class SqliteStore:
         expected_revision: int | None,
     ) -> Topic:
         with self._transaction(write=True) as conn:
-            key = artifacts.scope_key(conn, scope_id)
+            key = artifacts.scope_key(conn, scope_id, lock=True)
             return artifacts.put_topic(conn, key, artifact_id, title, summary, detail, expected_revision)
 
     def get_artifact(self, scope_id: str, ref: ArtifactRef) -> ArtifactRevision | None:
@@ -426,13 +414,7 @@ class SqliteStore:
 # Helpers that run inside an open transaction ---------------------------------------------------
 
 
-def _statements(script: str) -> list[str]:
-    """Split a migration into statements (executescript would commit the open transaction)."""
-    code = "\n".join(line for line in script.splitlines() if not line.strip().startswith("--"))
-    return [statement.strip() for statement in code.split(";") if statement.strip()]
-
-
-def _load_scope(conn: sqlite3.Connection, scope_id: str) -> Scope | None:
+def _load_scope(conn: Conn, scope_id: str) -> Scope | None:
     row = conn.execute(
         "SELECT scope_key, title, summary, version FROM scopes WHERE scope_id = ?", (scope_id,)
     ).fetchone()
@@ -450,7 +432,7 @@ def _load_scope(conn: sqlite3.Connection, scope_id: str) -> Scope | None:
     return Scope(scope_id, title, summary, refs, version)
 
 
-def _reference_keys(conn: sqlite3.Connection, references: Sequence[str]) -> list[int]:
+def _reference_keys(conn: Conn, references: Sequence[str]) -> list[int]:
     keys = []
     for i, ref in enumerate(references):
         row = conn.execute("SELECT scope_key FROM scopes WHERE scope_id = ?", (ref,)).fetchone()
@@ -462,27 +444,26 @@ def _reference_keys(conn: sqlite3.Connection, references: Sequence[str]) -> list
     return keys
 
 
-def _write_references(conn: sqlite3.Connection, scope_key: int, ref_keys: Sequence[int]) -> None:
+def _write_references(conn: Conn, scope_key: int, ref_keys: Sequence[int]) -> None:
     conn.executemany(
         "INSERT INTO scope_references (scope_key, position, referenced_key) VALUES (?, ?, ?)",
         [(scope_key, position, key) for position, key in enumerate(ref_keys)],
     )
 
 
-def _scope_memory(conn: sqlite3.Connection, scope_id: str) -> tuple[int, int]:
+def _scope_memory(conn: Conn, scope_id: str, lock: bool = False) -> tuple[int, int]:
     row = conn.execute(
-        "SELECT scope_key, memory_revision FROM scopes WHERE scope_id = ?", (scope_id,)
+        "SELECT scope_key, memory_revision FROM scopes WHERE scope_id = ?" + (" FOR UPDATE" if lock else ""),
+        (scope_id,),
     ).fetchone()
     if row is None:
         raise ScopeNotFound()
     return int(row[0]), int(row[1])
 
 
-def _head_version(
-    conn: sqlite3.Connection, scope_id: str, citation: MemoryCitation
-) -> tuple[int, int, int, int, str]:
+def _head_version(conn: Conn, scope_id: str, citation: MemoryCitation) -> tuple[int, int, int, int, str]:
     """(scope_key, head revision, version_key, version_number, kind) of a citation naming a head version."""
-    scope_key, revision = _scope_memory(conn, scope_id)
+    scope_key, revision = _scope_memory(conn, scope_id, lock=True)
     row = conn.execute(
         "SELECT v.version_key, v.version_number, v.added_revision, v.removed_revision, e.kind, e.retired_revision"
         " FROM memory_entry_versions v JOIN memory_entries e ON e.scope_key = v.scope_key AND e.entry_id = v.entry_id"
@@ -505,7 +486,7 @@ def _head_version(
 
 
 def _insert_version(
-    conn: sqlite3.Connection, scope_key: int, entry_id: str, version_number: int, text: str, revision: int
+    conn: Conn, scope_key: int, entry_id: str, version_number: int, text: str, revision: int
 ) -> str:
     version_id = f"{entry_id}-v{version_number}"
     cur = conn.execute(
@@ -513,19 +494,19 @@ def _insert_version(
         " (scope_key, entry_id, version_number, entry_version_id, text, added_revision) VALUES (?, ?, ?, ?, ?, ?)",
         (scope_key, entry_id, version_number, version_id, text, revision),
     )
-    sqlite_search.index_document(conn, scope_key, MEMORY_FAMILY, int(cur.lastrowid or 0), text)
+    sql_search.index_document(conn, scope_key, MEMORY_FAMILY, int(cur.lastrowid or 0), text)
     return version_id
 
 
-def _unindex_version(conn: sqlite3.Connection, scope_key: int, version_key: int) -> None:
+def _unindex_version(conn: Conn, scope_key: int, version_key: int) -> None:
     text = conn.execute(
         "SELECT text FROM memory_entry_versions WHERE version_key = ?", (version_key,)
     ).fetchone()[0]
-    sqlite_search.unindex_document(conn, scope_key, MEMORY_FAMILY, version_key, text)
+    sql_search.unindex_document(conn, scope_key, MEMORY_FAMILY, version_key, text)
 
 
 def _commit_revision(
-    conn: sqlite3.Connection,
+    conn: Conn,
     scope_key: int,
     revision: int,
     operation: str,

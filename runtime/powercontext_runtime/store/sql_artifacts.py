@@ -1,11 +1,10 @@
-"""SQLite statements for Experience, Profile, Topic Memory and Candidates (inside open transactions)."""
+"""SQL for Experience, Profile, Topic Memory and Candidates (inside open transactions)."""
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import EntryNotFound, RevisionConflict, ScopeNotFound
 from ..models import (
@@ -22,7 +21,10 @@ from ..models import (
 )
 from ..search_index import query_terms
 from ..text_search import SearchQuery
-from . import sqlite_search
+from . import sql_search
+
+if TYPE_CHECKING:
+    from .backends import Conn
 
 SEARCHED_FAMILIES = frozenset({EXPERIENCE_FAMILY, TOPIC_FAMILY})
 
@@ -31,14 +33,18 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
-def scope_key(conn: sqlite3.Connection, scope_id: str) -> int:
-    row = conn.execute("SELECT scope_key FROM scopes WHERE scope_id = ?", (scope_id,)).fetchone()
+def scope_key(conn: Conn, scope_id: str, lock: bool = False) -> int:
+    """The Scope's key; `lock` takes its row lock, which every write of the Scope queues behind."""
+    lock_clause = " FOR UPDATE" if lock else ""
+    row = conn.execute(
+        "SELECT scope_key FROM scopes WHERE scope_id = ?" + lock_clause, (scope_id,)
+    ).fetchone()
     if row is None:
         raise ScopeNotFound()
     return int(row[0])
 
 
-def next_counter(conn: sqlite3.Connection, key: int, name: str) -> int:
+def next_counter(conn: Conn, key: int, name: str) -> int:
     conn.execute(
         "INSERT INTO scope_counters (scope_key, name, value) VALUES (?, ?, 1)"
         " ON CONFLICT (scope_key, name) DO UPDATE SET value = value + 1",
@@ -50,7 +56,7 @@ def next_counter(conn: sqlite3.Connection, key: int, name: str) -> int:
     return int(row[0])
 
 
-def head_revision(conn: sqlite3.Connection, key: int, family: str, artifact_id: str) -> int:
+def head_revision(conn: Conn, key: int, family: str, artifact_id: str) -> int:
     """The committed head revision, or 0 when the artifact has none."""
     row = conn.execute(
         "SELECT revision FROM artifact_heads WHERE scope_key = ? AND family = ? AND artifact_id = ?",
@@ -103,9 +109,7 @@ def _decode_proposal(family: str, payload: str) -> Proposal:
 # Revisions ----------------------------------------------------------------------------------------
 
 
-def commit_revision(
-    conn: sqlite3.Connection, key: int, family: str, artifact_id: str, revision: int, payload: str
-) -> None:
+def commit_revision(conn: Conn, key: int, family: str, artifact_id: str, revision: int, payload: str) -> None:
     """Append an immutable revision, move the head, and keep the search index on heads only."""
     old = conn.execute(
         "SELECT h.revision_key, r.payload, r.revision FROM artifact_heads h"
@@ -129,13 +133,13 @@ def commit_revision(
         return
     if old is not None:
         previous = decode_artifact(family, ArtifactRef(family, artifact_id, old[2]), old[1])
-        sqlite_search.unindex_document(conn, key, family, old[0], search_text(previous))
+        sql_search.unindex_document(conn, key, family, old[0], search_text(previous))
     current = decode_artifact(family, ArtifactRef(family, artifact_id, revision), payload)
-    sqlite_search.index_document(conn, key, family, revision_key, search_text(current))
+    sql_search.index_document(conn, key, family, revision_key, search_text(current))
 
 
 def read_revision(
-    conn: sqlite3.Connection, key: int, family: str, artifact_id: str, revision: int
+    conn: Conn, key: int, family: str, artifact_id: str, revision: int
 ) -> Experience | ProfileSnapshot | Topic | None:
     row = conn.execute(
         "SELECT payload FROM artifact_revisions WHERE scope_key = ? AND family = ? AND artifact_id = ? AND revision = ?",
@@ -147,10 +151,10 @@ def read_revision(
 
 
 def search_heads(
-    conn: sqlite3.Connection, key: int, family: str, query: SearchQuery, limit: int
+    conn: Conn, key: int, family: str, query: SearchQuery, limit: int
 ) -> list[Experience | ProfileSnapshot | Topic]:
     """Head revisions in retrieval order (shared BM25, ties to the newer revision)."""
-    keys = sqlite_search.search(conn, key, family, query_terms(query), limit)
+    keys = sql_search.search(conn, key, family, query_terms(query), limit)
     if not keys:
         return []
     marks = ", ".join("?" * len(keys))
@@ -164,7 +168,7 @@ def search_heads(
     return [decode_artifact(family, ArtifactRef(family, rows[k][0], rows[k][1]), rows[k][2]) for k in keys]
 
 
-def latest_profile(conn: sqlite3.Connection, key: int) -> ProfileSnapshot | None:
+def latest_profile(conn: Conn, key: int) -> ProfileSnapshot | None:
     revision = head_revision(conn, key, PROFILE_FAMILY, "profile")
     if revision == 0:
         return None
@@ -190,7 +194,7 @@ def _candidate(row: tuple[Any, ...]) -> tuple[int, CandidateRecord]:
 
 
 def insert_candidate(
-    conn: sqlite3.Connection, key: int, family: str, target: str | None, proposal: Proposal
+    conn: Conn, key: int, family: str, target: str | None, proposal: Proposal
 ) -> CandidateRecord:
     if target is not None:
         base = head_revision(conn, key, family, target)
@@ -209,7 +213,7 @@ def insert_candidate(
     return found
 
 
-def load_candidate(conn: sqlite3.Connection, key: int, candidate_id: str) -> CandidateRecord | None:
+def load_candidate(conn: Conn, key: int, candidate_id: str) -> CandidateRecord | None:
     row = conn.execute(
         f"SELECT {_CANDIDATE_COLUMNS} FROM candidates WHERE scope_key = ? AND candidate_id = ?",
         (key, candidate_id),
@@ -218,7 +222,7 @@ def load_candidate(conn: sqlite3.Connection, key: int, candidate_id: str) -> Can
 
 
 def list_candidates(
-    conn: sqlite3.Connection, key: int, state: str | None, after: int, limit: int
+    conn: Conn, key: int, state: str | None, after: int, limit: int
 ) -> list[tuple[int, CandidateRecord]]:
     rows = conn.execute(
         f"SELECT {_CANDIDATE_COLUMNS} FROM candidates WHERE scope_key = ? AND candidate_number > ?"
@@ -229,7 +233,7 @@ def list_candidates(
 
 
 def decide_candidate(
-    conn: sqlite3.Connection, key: int, candidate_id: str, expected_version: int, approve: bool
+    conn: Conn, key: int, candidate_id: str, expected_version: int, approve: bool
 ) -> CandidateRecord:
     candidate = load_candidate(conn, key, candidate_id)
     if candidate is None:
@@ -266,7 +270,7 @@ def decide_candidate(
     return decided
 
 
-def _fresh_artifact_id(conn: sqlite3.Connection, key: int, family: str, stem: str) -> str:
+def _fresh_artifact_id(conn: Conn, key: int, family: str, stem: str) -> str:
     """`stem-N` from the Scope's counter, skipping ids a caller chose by hand."""
     while True:
         artifact_id = f"{stem}-{next_counter(conn, key, family)}"
@@ -275,7 +279,7 @@ def _fresh_artifact_id(conn: sqlite3.Connection, key: int, family: str, stem: st
 
 
 def put_topic(
-    conn: sqlite3.Connection,
+    conn: Conn,
     key: int,
     artifact_id: str | None,
     title: str,

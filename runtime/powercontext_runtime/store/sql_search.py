@@ -1,14 +1,17 @@
-"""The shared full-text index (`search_index.py`) on SQLite: maintenance and ranked lookups."""
+"""The shared full-text index (`search_index.py`) in SQL: upkeep inside writes, ranked lookups."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ..search_index import document_terms, ranked_query_params, ranked_query_sql, ranking
 
+if TYPE_CHECKING:
+    from .backends import Conn
 
-def index_document(conn: sqlite3.Connection, scope_key: int, family: str, doc_key: int, text: str) -> None:
+
+def index_document(conn: Conn, scope_key: int, family: str, doc_key: int, text: str) -> None:
     terms = document_terms(text)
     length = sum(terms.values())
     conn.execute(
@@ -32,7 +35,7 @@ def index_document(conn: sqlite3.Connection, scope_key: int, family: str, doc_ke
     )
 
 
-def unindex_document(conn: sqlite3.Connection, scope_key: int, family: str, doc_key: int, text: str) -> None:
+def unindex_document(conn: Conn, scope_key: int, family: str, doc_key: int, text: str) -> None:
     terms = document_terms(text)
     conn.executemany(
         "DELETE FROM search_postings WHERE scope_key = ? AND family = ? AND term = ? AND doc_key = ?",
@@ -50,9 +53,7 @@ def unindex_document(conn: sqlite3.Connection, scope_key: int, family: str, doc_
     )
 
 
-def search(
-    conn: sqlite3.Connection, scope_key: int, family: str, terms: Sequence[str], limit: int
-) -> list[int]:
+def search(conn: Conn, scope_key: int, family: str, terms: Sequence[str], limit: int) -> list[int]:
     """`doc_key`s of the best documents, best first."""
     if not terms:
         return []
@@ -76,10 +77,10 @@ def search(
     return [int(row[0]) for row in rows]
 
 
-def backfill(conn: sqlite3.Connection) -> None:
+def backfill(conn: Conn) -> None:
     """Index every current head document (the upgrade from the per-family FTS5 tables)."""
     from ..models import ArtifactRef
-    from .sqlite_artifacts import decode_artifact, search_text
+    from .sql_artifacts import decode_artifact, search_text
 
     for version_key, scope_key, text in conn.execute(
         "SELECT version_key, scope_key, text FROM memory_entry_versions WHERE removed_revision IS NULL"

@@ -1,0 +1,249 @@
+"""What differs between SQLite and OceanBase (MySQL mode): connecting, transactions, SQL spelling.
+
+The store writes every statement once, in SQLite's spelling with `?` parameters. A backend turns it
+into its own: SQLite drops the `FOR UPDATE` of locking reads (its write transactions already hold
+the database lock), MySQL mode spells upserts `ON DUPLICATE KEY UPDATE` and parameters `%s`.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import unquote, urlsplit
+
+from . import mysql_schema, sqlite_schema
+from .migrations import Migration
+
+
+class Cursor(Protocol):
+    @property
+    def lastrowid(self) -> int | None: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> Sequence[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Conn(Protocol):
+    """The part of a DB-API connection the store uses, with `?` parameters whatever the driver."""
+
+    def execute(self, sql: str, params: Sequence[object] = ()) -> Cursor: ...
+
+    def executemany(self, sql: str, params: Iterable[Sequence[object]]) -> Cursor: ...
+
+
+class Backend(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def migrations(self) -> tuple[Migration, ...]: ...
+
+    @property
+    def errors(self) -> tuple[type[Exception], ...]:
+        """The driver's failures: the storage service is unavailable."""
+
+    @property
+    def duplicate_key(self) -> type[Exception]: ...
+
+    def connect(self) -> Conn: ...
+
+    def begin(self, conn: Conn, write: bool) -> None: ...
+
+    def commit(self, conn: Conn) -> None: ...
+
+    def rollback(self, conn: Conn) -> None: ...
+
+    def close(self, conn: Conn) -> None: ...
+
+
+# SQLite -------------------------------------------------------------------------------------------
+
+_BUSY_TIMEOUT_MS = 10_000
+
+
+class _SqliteConn:
+    def __init__(self, raw: sqlite3.Connection) -> None:
+        self.raw = raw
+        self._sql: dict[str, str] = {}
+
+    def _spell(self, sql: str) -> str:
+        spelled = self._sql.get(sql)
+        if spelled is None:
+            spelled = self._sql[sql] = sql.replace(" FOR UPDATE", "")
+        return spelled
+
+    def execute(self, sql: str, params: Sequence[object] = ()) -> Cursor:
+        return self.raw.execute(self._spell(sql), params)
+
+    def executemany(self, sql: str, params: Iterable[Sequence[object]]) -> Cursor:
+        return self.raw.executemany(self._spell(sql), params)
+
+
+@dataclass(frozen=True)
+class SqliteBackend:
+    path: str
+    name: str = "sqlite"
+    migrations: tuple[Migration, ...] = sqlite_schema.MIGRATIONS
+    errors: tuple[type[Exception], ...] = (sqlite3.Error,)
+    duplicate_key: type[Exception] = sqlite3.IntegrityError
+
+    def __post_init__(self) -> None:
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+
+    def connect(self) -> Conn:
+        # check_same_thread=False only so close() can run from the shutdown thread; each
+        # connection is otherwise used by the one thread that opened it.
+        raw = sqlite3.connect(
+            self.path, isolation_level=None, timeout=_BUSY_TIMEOUT_MS / 1000, check_same_thread=False
+        )
+        for pragma in (
+            "journal_mode=WAL",
+            "synchronous=NORMAL",
+            "foreign_keys=ON",
+            f"busy_timeout={_BUSY_TIMEOUT_MS}",
+        ):
+            raw.execute(f"PRAGMA {pragma}")
+        return _SqliteConn(raw)
+
+    def begin(self, conn: Conn, write: bool) -> None:
+        # IMMEDIATE takes the write lock up front (no lock upgrades); a plain BEGIN is a read snapshot.
+        conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+
+    def commit(self, conn: Conn) -> None:
+        conn.execute("COMMIT")
+
+    def rollback(self, conn: Conn) -> None:
+        assert isinstance(conn, _SqliteConn)
+        if conn.raw.in_transaction:
+            conn.raw.execute("ROLLBACK")
+
+    def close(self, conn: Conn) -> None:
+        assert isinstance(conn, _SqliteConn)
+        conn.raw.close()
+
+
+def sqlite_path_from_url(url: str) -> str:
+    """`sqlite:///relative.db` or `sqlite:////absolute.db` → a filesystem path."""
+    prefix = "sqlite:///"
+    if not url.startswith(prefix) or len(url) == len(prefix):
+        raise ValueError("A SQLite URL looks like sqlite:///path/to/file.sqlite3")
+    return url[len(prefix) :]
+
+
+# OceanBase (MySQL mode) ---------------------------------------------------------------------------
+
+_UPSERT = re.compile(r"ON CONFLICT \([^)]*\) DO UPDATE SET")
+_EXCLUDED = re.compile(r"excluded\.(\w+)")
+
+
+def mysql_spelling(sql: str) -> str:
+    """SQLite spelling → MySQL spelling, for the statements this store writes."""
+    sql = _UPSERT.sub("ON DUPLICATE KEY UPDATE", sql)
+    sql = _EXCLUDED.sub(r"VALUES(\1)", sql)
+    return sql.replace("%", "%%").replace("?", "%s")
+
+
+class _MysqlConn:
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+        self._sql: dict[str, str] = {}
+
+    def _spell(self, sql: str) -> str:
+        spelled = self._sql.get(sql)
+        if spelled is None:
+            spelled = self._sql[sql] = mysql_spelling(sql)
+        return spelled
+
+    def execute(self, sql: str, params: Sequence[object] = ()) -> Cursor:
+        cursor = self.raw.cursor()
+        cursor.execute(self._spell(sql), tuple(params))
+        return cursor  # type: ignore[no-any-return]
+
+    def executemany(self, sql: str, params: Iterable[Sequence[object]]) -> Cursor:
+        cursor = self.raw.cursor()
+        rows = [tuple(p) for p in params]
+        if rows:
+            cursor.executemany(self._spell(sql), rows)
+        return cursor  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True)
+class MysqlTarget:
+    host: str
+    port: int
+    user: str
+    password: str = ""
+    database: str = ""
+
+
+def mysql_target_from_url(url: str) -> MysqlTarget:
+    """`mysql+pymysql://user:password@host:port/database` (the password may be empty)."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("mysql", "mysql+pymysql", "mysql+oceanbase") or not parts.hostname:
+        raise ValueError("An OceanBase URL looks like mysql+pymysql://user:password@host:port/database")
+    database = parts.path.lstrip("/")
+    if not database:
+        raise ValueError("The OceanBase URL must name a database: mysql+pymysql://user@host:port/database")
+    return MysqlTarget(
+        host=parts.hostname,
+        port=parts.port or 2881,
+        user=unquote(parts.username or "root"),
+        password=unquote(parts.password or ""),
+        database=database,
+    )
+
+
+@dataclass(frozen=True)
+class MysqlBackend:
+    target: MysqlTarget
+    name: str = "oceanbase"
+    migrations: tuple[Migration, ...] = mysql_schema.MIGRATIONS
+    errors: tuple[type[Exception], ...] = ()
+    duplicate_key: type[Exception] = Exception
+
+    def __post_init__(self) -> None:
+        import pymysql
+
+        # The driver is imported only by deployments that use it.
+        object.__setattr__(self, "errors", (pymysql.err.Error,))
+        object.__setattr__(self, "duplicate_key", pymysql.err.IntegrityError)
+
+    def connect(self) -> Conn:
+        import pymysql
+
+        raw = pymysql.connect(
+            host=self.target.host,
+            port=self.target.port,
+            user=self.target.user,
+            password=self.target.password,
+            database=self.target.database,
+            charset="utf8mb4",
+            autocommit=True,
+        )
+        with raw.cursor() as cursor:
+            cursor.execute("SET SESSION time_zone = '+00:00'")
+        return _MysqlConn(raw)
+
+    def begin(self, conn: Conn, write: bool) -> None:
+        assert isinstance(conn, _MysqlConn)
+        conn.raw.begin()
+
+    def commit(self, conn: Conn) -> None:
+        assert isinstance(conn, _MysqlConn)
+        conn.raw.commit()
+
+    def rollback(self, conn: Conn) -> None:
+        assert isinstance(conn, _MysqlConn)
+        conn.raw.rollback()
+
+    def close(self, conn: Conn) -> None:
+        assert isinstance(conn, _MysqlConn)
+        conn.raw.close()

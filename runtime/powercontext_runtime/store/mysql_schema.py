@@ -1,0 +1,153 @@
+"""Versioned OceanBase (MySQL mode) migrations, numbered like the SQLite ones.
+
+Text that is compared or ordered uses the binary collation, so ids and terms sort and match by
+code point exactly as on SQLite. Bodies are MEDIUMTEXT (TEXT stops at 64 KB).
+OceanBase commits DDL implicitly: a migration's data step runs after its tables exist.
+"""
+
+from __future__ import annotations
+
+from .migrations import Migration
+from .sql_search import backfill
+
+_TABLE = "DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin"
+# One node, one partition per table: auto-increment keys grow with insertion order, which search
+# ties rely on (the newer document first).
+_ORDERED = _TABLE
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        1,
+        f"""
+        CREATE TABLE scopes (
+            scope_key BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+            scope_id VARCHAR(256) NOT NULL,
+            title VARCHAR(512) NOT NULL,
+            summary MEDIUMTEXT NOT NULL,
+            version BIGINT NOT NULL,
+            memory_revision BIGINT NOT NULL DEFAULT 0,
+            entry_counter BIGINT NOT NULL DEFAULT 0,
+            created_at VARCHAR(40) NOT NULL,
+            updated_at VARCHAR(40) NOT NULL,
+            UNIQUE KEY scopes_scope_id (scope_id)
+        ) {_ORDERED};
+        CREATE TABLE scope_references (
+            scope_key BIGINT NOT NULL,
+            position INT NOT NULL,
+            referenced_key BIGINT NOT NULL,
+            PRIMARY KEY (scope_key, position)
+        ) {_TABLE};
+        CREATE TABLE memory_revisions (
+            scope_key BIGINT NOT NULL,
+            revision BIGINT NOT NULL,
+            operation VARCHAR(16) NOT NULL,
+            entry_id VARCHAR(128) NOT NULL,
+            created_at VARCHAR(40) NOT NULL,
+            PRIMARY KEY (scope_key, revision)
+        ) {_TABLE};
+        CREATE TABLE memory_entries (
+            scope_key BIGINT NOT NULL,
+            entry_id VARCHAR(128) NOT NULL,
+            entry_number BIGINT NOT NULL,
+            kind VARCHAR(64) NOT NULL,
+            head_version BIGINT NOT NULL,
+            retired_revision BIGINT,
+            PRIMARY KEY (scope_key, entry_id),
+            UNIQUE KEY memory_entries_number (scope_key, entry_number)
+        ) {_TABLE};
+        CREATE TABLE memory_entry_versions (
+            version_key BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+            scope_key BIGINT NOT NULL,
+            entry_id VARCHAR(128) NOT NULL,
+            version_number BIGINT NOT NULL,
+            entry_version_id VARCHAR(160) NOT NULL,
+            text MEDIUMTEXT NOT NULL,
+            added_revision BIGINT NOT NULL,
+            removed_revision BIGINT,
+            UNIQUE KEY memory_versions_number (scope_key, entry_id, version_number),
+            UNIQUE KEY memory_versions_id (scope_key, entry_version_id)
+        ) {_ORDERED}
+        """,
+    ),
+    Migration(
+        2,
+        f"""
+        CREATE TABLE scope_counters (
+            scope_key BIGINT NOT NULL,
+            name VARCHAR(32) NOT NULL,
+            value BIGINT NOT NULL,
+            PRIMARY KEY (scope_key, name)
+        ) {_TABLE};
+        CREATE TABLE artifact_revisions (
+            revision_key BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+            scope_key BIGINT NOT NULL,
+            family VARCHAR(32) NOT NULL,
+            artifact_id VARCHAR(128) NOT NULL,
+            revision BIGINT NOT NULL,
+            payload MEDIUMTEXT NOT NULL,
+            created_at VARCHAR(40) NOT NULL,
+            UNIQUE KEY artifact_revisions_identity (scope_key, family, artifact_id, revision)
+        ) {_ORDERED};
+        CREATE TABLE artifact_heads (
+            scope_key BIGINT NOT NULL,
+            family VARCHAR(32) NOT NULL,
+            artifact_id VARCHAR(128) NOT NULL,
+            revision BIGINT NOT NULL,
+            revision_key BIGINT NOT NULL,
+            PRIMARY KEY (scope_key, family, artifact_id)
+        ) {_TABLE};
+        CREATE TABLE candidates (
+            scope_key BIGINT NOT NULL,
+            candidate_id VARCHAR(128) NOT NULL,
+            candidate_number BIGINT NOT NULL,
+            family VARCHAR(32) NOT NULL,
+            target_artifact_id VARCHAR(128),
+            base_revision BIGINT NOT NULL,
+            payload MEDIUMTEXT NOT NULL,
+            state VARCHAR(16) NOT NULL,
+            version BIGINT NOT NULL,
+            committed_artifact_id VARCHAR(128),
+            committed_revision BIGINT,
+            created_at VARCHAR(40) NOT NULL,
+            decided_at VARCHAR(40),
+            PRIMARY KEY (scope_key, candidate_id),
+            UNIQUE KEY candidates_number (scope_key, candidate_number)
+        ) {_TABLE}
+        """,
+    ),
+    Migration(
+        3,
+        f"""
+        CREATE TABLE search_docs (
+            family VARCHAR(32) NOT NULL,
+            doc_key BIGINT NOT NULL,
+            scope_key BIGINT NOT NULL,
+            length BIGINT NOT NULL,
+            PRIMARY KEY (family, doc_key)
+        ) {_TABLE};
+        CREATE TABLE search_postings (
+            scope_key BIGINT NOT NULL,
+            family VARCHAR(32) NOT NULL,
+            term VARCHAR(256) NOT NULL,
+            doc_key BIGINT NOT NULL,
+            tf BIGINT NOT NULL,
+            PRIMARY KEY (scope_key, family, term, doc_key)
+        ) {_TABLE};
+        CREATE TABLE search_terms (
+            scope_key BIGINT NOT NULL,
+            family VARCHAR(32) NOT NULL,
+            term VARCHAR(256) NOT NULL,
+            df BIGINT NOT NULL,
+            PRIMARY KEY (scope_key, family, term)
+        ) {_TABLE};
+        CREATE TABLE search_stats (
+            scope_key BIGINT NOT NULL,
+            family VARCHAR(32) NOT NULL,
+            documents BIGINT NOT NULL,
+            total_length BIGINT NOT NULL,
+            PRIMARY KEY (scope_key, family)
+        ) {_TABLE}
+        """,
+        after=backfill,
+    ),
+)
