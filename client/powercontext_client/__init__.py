@@ -1,27 +1,23 @@
 """Python client for the PowerContext HTTP API.
 
 ```python
-from powercontext_client import PowerContextClient
+from powercontext_client import PowerContextClient, validate_prepared_context
 
 with PowerContextClient("http://127.0.0.1:8000") as pc:
     prepared = pc.prepare_context("project:demo", "how do we validate an API change?")
+    context = validate_prepared_context(prepared, max_bytes=8000)
 ```
 
-Requests and responses are the generated models of `powercontext_api.models`.
+`AsyncPowerContextClient` has the same methods as coroutines. Requests and responses are the
+generated models of `powercontext_api.models`. The `powercontext` command is `powercontext_client.cli`.
 """
 
-from ._client import (
-    AssemblyArg,
-    CandidateState,
-    CitationArg,
-    ExperienceRefArg,
-    FamilyArg,
-    PowerContextClient,
-    TopicRefArg,
-)
+from ._async_client import AsyncPowerContextClient
+from ._client import PowerContextClient
 from ._errors import (
     ConflictError,
     ForbiddenError,
+    InvalidPreparedContextError,
     InvalidRequestError,
     NotFoundError,
     PowerContextError,
@@ -32,17 +28,28 @@ from ._errors import (
     UnavailableError,
     UnexpectedResponseError,
 )
+from ._operations import (
+    AssemblyArg,
+    CandidateState,
+    CitationArg,
+    ExperienceRefArg,
+    FamilyArg,
+    TopicRefArg,
+)
 from ._serialize import UNSET
+from ._validate import ValidatedContext, validate_prepared_context
 
 __all__ = [
     "UNSET",
     "AssemblyArg",
+    "AsyncPowerContextClient",
     "CandidateState",
     "CitationArg",
     "ConflictError",
     "ExperienceRefArg",
     "FamilyArg",
     "ForbiddenError",
+    "InvalidPreparedContextError",
     "InvalidRequestError",
     "NotFoundError",
     "PowerContextClient",
@@ -54,4 +61,6 @@ __all__ = [
     "UnauthorizedError",
     "UnavailableError",
     "UnexpectedResponseError",
+    "ValidatedContext",
+    "validate_prepared_context",
 ]

@@ -3,6 +3,7 @@
 PowerContextError
 ├── TransportError               no HTTP response: connection refused, timeout, broken stream
 ├── UnexpectedResponseError      a success status whose body breaks the contract
+├── InvalidPreparedContextError  a prepare answer fails `validate_prepared_context`
 └── PowerContextHTTPError        the server answered with a non-success status
     ├── UnauthorizedError        401
     ├── ForbiddenError           403
@@ -38,6 +39,13 @@ class UnexpectedResponseError(PowerContextError):
         super().__init__(message)
         self.status = status
         self.request_id = request_id
+
+
+class InvalidPreparedContextError(PowerContextError):
+    """A prepare answer failed `validate_prepared_context`; the message names the failed check.
+
+    A host treats it like any other failure: no context, the turn goes on.
+    """
 
 
 class PowerContextHTTPError(PowerContextError):

@@ -1,4 +1,8 @@
-"""`powercontext serve` (settings from the environment, flags override) and `powercontext token`."""
+"""`powercontext serve` (settings from the environment, flags override) and `powercontext token`.
+
+The `powercontext` console script is `powercontext_client.cli:main`, which hands these two commands
+to `main` here and imports this module only then, so a client-only install never needs the server.
+"""
 
 from __future__ import annotations
 

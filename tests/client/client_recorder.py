@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from powercontext_client import PowerContextClient
+from powercontext_client import AsyncPowerContextClient, PowerContextClient
 
 BASE_URL = "http://powercontext.test"
 
@@ -54,6 +54,9 @@ class Recorder:
 
     def client(self, token: str | None = None) -> PowerContextClient:
         return PowerContextClient(BASE_URL, token, transport=httpx.MockTransport(self))
+
+    def async_client(self, token: str | None = None) -> AsyncPowerContextClient:
+        return AsyncPowerContextClient(BASE_URL, token, transport=httpx.MockTransport(self))
 
 
 def reply(status: int, body: Any, headers: dict[str, str] | None = None) -> Responder:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from powercontext_client import PowerContextClient
 
@@ -59,3 +60,28 @@ def test_documented_experience_and_assembly_examples_run_against_a_server(
         assert namespace["lesson"] == "Regenerate after a contract change, then validate."
         assert namespace["same"].lesson == namespace["lesson"]
         exec(compile(block_containing("assembly=Assembly()"), str(CLIENT_DOC), "exec"), namespace)
+
+
+def test_documented_async_example_runs_against_a_server(
+    start_server: Callable[..., Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = start_server()
+    with PowerContextClient(server.base_url) as pc:
+        pc.create_scope("project:demo")
+        candidate = pc.propose_experience(
+            "project:demo",
+            situation="The contract changed.",
+            action="Regenerated.",
+            outcome="Tests passed.",
+            lesson="Regenerate after a contract change.",
+        )
+        pc.approve_candidate("project:demo", candidate.candidate_id, expected_version=candidate.version)
+    block = block_containing("async def lesson_for").replace("http://127.0.0.1:8000", server.base_url)
+    exec(compile(block, str(CLIENT_DOC), "exec"), {})
+    assert capsys.readouterr().out == "Regenerate after a contract change.\n"
+
+
+def test_documented_compatibility_table_names_the_test_that_pins_it() -> None:
+    text = CLIENT_DOC.read_text(encoding="utf-8")
+    assert "## Client and server versions" in text
+    assert (CLIENT_DOC.parents[1] / "tests" / "client" / "test_client_compat.py").exists()

@@ -1,0 +1,299 @@
+"""`AsyncPowerContextClient`: `PowerContextClient` with coroutine methods, over `httpx.AsyncClient`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from types import TracebackType
+
+import httpx
+
+from powercontext_api.models import (
+    ArtifactRevision,
+    Candidate,
+    CandidateList,
+    Capabilities,
+    Experience,
+    ExperienceSearchResult,
+    HealthStatus,
+    MemoryEntry,
+    MemoryEntryList,
+    MemorySearchResult,
+    PreparedContext,
+    ScopeDescriptor,
+    ScopeList,
+    Topic,
+    TopicSearchResult,
+)
+
+from . import _operations as ops
+from ._operations import (
+    AssemblyArg,
+    CandidateState,
+    CitationArg,
+    ExperienceRefArg,
+    FamilyArg,
+    ModelT,
+    TopicRefArg,
+)
+from ._serialize import UNSET, _Unset
+
+
+class AsyncPowerContextClient:
+    """An asynchronous PowerContext API client.
+
+    ```python
+    async with AsyncPowerContextClient("http://127.0.0.1:8000", token="...") as pc:
+        await pc.create_scope("project:demo", title="Demo")
+        await pc.remember("project:demo", "Run make contract-test after changing the API.")
+        prepared = await pc.prepare_context("project:demo", "how do I validate an API change?")
+    ```
+
+    Every method returns the generated response model of its operation. Arguments set to `None`
+    (the default) are left out of the request, so the server applies its own defaults. Arguments
+    are validated against the generated request models before anything is sent
+    (`pydantic.ValidationError`). Failures raise subclasses of `PowerContextError`.
+    It has the methods of `PowerContextClient`, as coroutines, and sends the same bytes.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str | None = None,
+        *,
+        timeout: float = 10.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self._http = httpx.AsyncClient(
+            base_url=base_url,
+            headers=ops.client_headers(token),
+            timeout=httpx.Timeout(timeout),
+            transport=transport,
+            follow_redirects=False,
+        )
+
+    # Lifecycle ----------------------------------------------------------------------------------
+    async def aclose(self) -> None:
+        """Close the connection pool. The client cannot be used afterwards."""
+        await self._http.aclose()
+
+    async def __aenter__(self) -> AsyncPowerContextClient:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        # Never show the token.
+        return f"AsyncPowerContextClient(base_url={str(self._http.base_url)!r})"
+
+    # Service ------------------------------------------------------------------------------------
+    async def health_live(self) -> HealthStatus:
+        """`GET /health/live`: the process is up."""
+        return await self._send(ops.health_live())
+
+    async def health_ready(self) -> HealthStatus:
+        """`GET /health/ready`: the store answers (`UnavailableError` when it does not)."""
+        return await self._send(ops.health_ready())
+
+    async def capabilities(self) -> Capabilities:
+        """`GET /v1/capabilities`: API version, stored families and prepare limits."""
+        return await self._send(ops.capabilities())
+
+    # Scopes -------------------------------------------------------------------------------------
+    async def create_scope(
+        self,
+        scope_id: str,
+        *,
+        title: str | None = None,
+        summary: str | None = None,
+        context_references: Sequence[str] | None = None,
+    ) -> ScopeDescriptor:
+        """`POST /v1/scopes`. A taken `scope_id` raises `ConflictError`."""
+        return await self._send(ops.create_scope(scope_id, title, summary, context_references))
+
+    async def get_scope(self, scope_id: str) -> ScopeDescriptor:
+        """`GET /v1/scopes/{scope_id}`."""
+        return await self._send(ops.get_scope(scope_id))
+
+    async def list_scopes(self, limit: int | None = None, cursor: str | None = None) -> ScopeList:
+        """`GET /v1/scopes`: one page in `scope_id` order; pass `next_cursor` for the next page."""
+        return await self._send(ops.list_scopes(limit, cursor))
+
+    async def update_scope(
+        self,
+        scope_id: str,
+        *,
+        expected_version: int,
+        title: str | None = None,
+        summary: str | None = None,
+        context_references: Sequence[str] | None = None,
+    ) -> ScopeDescriptor:
+        """`PUT /v1/scopes/{scope_id}`. Omitted fields keep their value; a stale version is a 409."""
+        return await self._send(
+            ops.update_scope(scope_id, expected_version, title, summary, context_references)
+        )
+
+    # Memory -------------------------------------------------------------------------------------
+    async def remember(
+        self,
+        scope_id: str,
+        text: str,
+        *,
+        kind: str | None = None,
+        expected_revision: int | None = None,
+    ) -> MemoryEntry:
+        """`POST /v1/memory/remember`: add an entry; returns it with its exact citation."""
+        return await self._send(ops.remember(scope_id, text, kind, expected_revision))
+
+    async def revise_memory_entry(self, scope_id: str, citation: CitationArg, text: str) -> MemoryEntry:
+        """`POST /v1/memory/entries/revise`: replace the text of the entry a head citation names."""
+        return await self._send(ops.revise_memory_entry(scope_id, citation, text))
+
+    async def retire_memory_entry(self, scope_id: str, citation: CitationArg) -> MemoryEntry:
+        """`POST /v1/memory/entries/retire`: retire the entry a head citation names."""
+        return await self._send(ops.retire_memory_entry(scope_id, citation))
+
+    async def get_memory_entry(self, scope_id: str, citation: CitationArg) -> MemoryEntry:
+        """`POST /v1/memory/entries/get`: exact read of the cited entry version, at any revision."""
+        return await self._send(ops.get_memory_entry(scope_id, citation))
+
+    async def list_memory_entries(
+        self, scope_id: str, *, limit: int | None = None, cursor: str | None = None
+    ) -> MemoryEntryList:
+        """`POST /v1/memory/entries/list`: active entries of the Memory head, in creation order."""
+        return await self._send(ops.list_memory_entries(scope_id, limit, cursor))
+
+    async def search_memory(
+        self, scope_id: str, query: str, *, limit: int | None = None
+    ) -> MemorySearchResult:
+        """`POST /v1/memory/search`: full-text search of the Memory head, best hit first."""
+        return await self._send(ops.search_memory(scope_id, query, limit))
+
+    # Exact reads --------------------------------------------------------------------------------
+    async def get_artifact_revision(
+        self, scope_id: str, family: FamilyArg, artifact_id: str, revision: int
+    ) -> ArtifactRevision:
+        """`GET /v1/scopes/{scope_id}/artifacts/{family}/{artifact_id}/revisions/{revision}`.
+
+        Exact read of any family's committed revision, old ones included; exactly one of the
+        family fields (`memory`, `experience`, `profile`, `topic`) of the answer is set.
+        """
+        return await self._send(ops.get_artifact_revision(scope_id, family, artifact_id, revision))
+
+    # Experience ---------------------------------------------------------------------------------
+    async def propose_experience(
+        self,
+        scope_id: str,
+        *,
+        situation: str,
+        action: str,
+        outcome: str,
+        lesson: str,
+        artifact_id: str | None = None,
+    ) -> Candidate:
+        """`POST /v1/experience/propose`: a pending Candidate; pass `artifact_id` to revise one."""
+        return await self._send(
+            ops.propose_experience(scope_id, situation, action, outcome, lesson, artifact_id)
+        )
+
+    async def search_experience(
+        self, scope_id: str, query: str, *, limit: int | None = None
+    ) -> ExperienceSearchResult:
+        """`POST /v1/experience/search`: approved Experience heads, in the order prepare uses."""
+        return await self._send(ops.search_experience(scope_id, query, limit))
+
+    async def get_experience(self, scope_id: str, artifact: ExperienceRefArg) -> Experience:
+        """`POST /v1/experience/get`: exact read of one Experience revision."""
+        return await self._send(ops.get_experience(scope_id, artifact))
+
+    # Profile ------------------------------------------------------------------------------------
+    async def propose_profile(self, scope_id: str, content: str) -> Candidate:
+        """`POST /v1/profile/propose`: the next Profile snapshot (Markdown) as a pending Candidate."""
+        return await self._send(ops.propose_profile(scope_id, content))
+
+    # Candidates ---------------------------------------------------------------------------------
+    async def approve_candidate(
+        self, scope_id: str, candidate_id: str, *, expected_version: int
+    ) -> Candidate:
+        """`POST /v1/candidates/approve`: commits the next revision; a stale version is a 409."""
+        return await self._send(ops.decide_candidate("approve", scope_id, candidate_id, expected_version))
+
+    async def reject_candidate(self, scope_id: str, candidate_id: str, *, expected_version: int) -> Candidate:
+        """`POST /v1/candidates/reject`: nothing is committed; a stale version is a 409."""
+        return await self._send(ops.decide_candidate("reject", scope_id, candidate_id, expected_version))
+
+    async def list_candidates(
+        self,
+        scope_id: str,
+        *,
+        state: CandidateState | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> CandidateList:
+        """`POST /v1/candidates/list`: Candidates in proposal order, optionally of one `state`."""
+        return await self._send(ops.list_candidates(scope_id, state, limit, cursor))
+
+    async def get_candidate(self, scope_id: str, candidate_id: str) -> Candidate:
+        """`POST /v1/candidates/get`."""
+        return await self._send(ops.get_candidate(scope_id, candidate_id))
+
+    # Topic Memory -------------------------------------------------------------------------------
+    async def put_topic(
+        self,
+        scope_id: str,
+        *,
+        title: str,
+        summary: str,
+        artifact_id: str | None = None,
+        detail: str | None = None,
+        expected_revision: int | None = None,
+    ) -> Topic:
+        """`POST /v1/topic-memory/put`: create a topic, or commit the next revision of `artifact_id`."""
+        return await self._send(
+            ops.put_topic(scope_id, title, summary, artifact_id, detail, expected_revision)
+        )
+
+    async def search_topics(
+        self, scope_id: str, query: str, *, limit: int | None = None
+    ) -> TopicSearchResult:
+        """`POST /v1/topic-memory/search`: topic heads of this Scope, in the order prepare uses."""
+        return await self._send(ops.search_topics(scope_id, query, limit))
+
+    async def get_topic(self, scope_id: str, artifact: TopicRefArg) -> Topic:
+        """`POST /v1/topic-memory/get`: exact read of one topic revision with its full detail."""
+        return await self._send(ops.get_topic(scope_id, artifact))
+
+    # Context ------------------------------------------------------------------------------------
+    async def prepare_context(
+        self,
+        scope_id: str,
+        query: str,
+        *,
+        max_bytes: int | None = None,
+        assembly: AssemblyArg | _Unset = UNSET,
+    ) -> PreparedContext:
+        """`POST /v1/context/prepare`: one cited, byte-budgeted context string.
+
+        `max_bytes` is left out unless given (the server default is 8000). `assembly` is left out
+        of the JSON unless passed, which asks for the legacy output; when passed it is sent as given,
+        so `{}` asks for the text defaults, `{"sections": []}` for an empty result, and `None` is
+        sent as JSON `null`, which the server rejects with `InvalidRequestError`. A generated
+        `Assembly` model is dumped by alias with only the fields that were set: `Assembly()` is `{}`.
+        Check the answer with `validate_prepared_context`, then inject `content` unchanged.
+        """
+        return await self._send(ops.prepare_context(scope_id, query, max_bytes, assembly))
+
+    # Transport ----------------------------------------------------------------------------------
+    async def _send(self, call: ops.Call[ModelT]) -> ModelT:
+        try:
+            response = await self._http.request(
+                call.method, call.path, content=call.content, headers=call.headers, params=call.params
+            )
+        except httpx.RequestError as exc:
+            raise call.transport_error(exc) from exc
+        return ops.read_response(call, response)
