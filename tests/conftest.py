@@ -21,10 +21,36 @@ from powercontext_runtime.application import ScopedContextApplication
 from powercontext_runtime.bootstrap import open_application
 from powercontext_runtime.config import Settings
 
+from .seekdb import SeekdbServer
+
+# The public-path suite runs once per backend: the embedded default and OceanBase (seekdb).
+BACKENDS = ("sqlite", "oceanbase")
+
 
 def settings_for(data_dir: Path, **env: str) -> Settings:
-    """Settings as the server reads them, with the SQLite database under `data_dir`."""
+    """Settings as the server reads them; SQLite under `data_dir` unless env names a database URL."""
     return Settings.from_env({"POWERCONTEXT_SERVER_DATA_DIR": str(data_dir), **env})
+
+
+@pytest.fixture(scope="session")
+def seekdb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SeekdbServer]:
+    """One real OceanBase seekdb server for the session, started only when a test needs it."""
+    server = SeekdbServer(tmp_path_factory.mktemp("seekdb"))
+    yield server
+    server.stop()
+
+
+def database_env(request: pytest.FixtureRequest, backend: str) -> dict[str, str]:
+    """Environment selecting a fresh, empty database on `backend`."""
+    if backend == "oceanbase":
+        seekdb_server: SeekdbServer = request.getfixturevalue("seekdb")
+        return {"POWERCONTEXT_SERVER_DATABASE_URL": seekdb_server.new_database_url()}
+    return {}
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
 
 
 class LiveServer:
@@ -63,10 +89,11 @@ class LiveServer:
         self.application.close()
 
 
-@pytest.fixture(scope="session")
-def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Base URL (no trailing slash) of a real server shared by the whole session."""
-    server = LiveServer(settings_for(tmp_path_factory.mktemp("live-server-data")))
+@pytest.fixture(scope="session", params=BACKENDS)
+def live_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Base URL (no trailing slash) of a real server shared by the session, once per backend."""
+    env = database_env(request, str(request.param))
+    server = LiveServer(settings_for(tmp_path_factory.mktemp("live-server-data"), **env))
     server.start()
     try:
         yield server.base_url
@@ -90,7 +117,9 @@ def fresh_scope(http: httpx.Client) -> str:
 
 
 @pytest.fixture
-def start_server(tmp_path: Path) -> Iterator[Callable[..., LiveServer]]:
+def start_server(
+    request: pytest.FixtureRequest, backend: str, tmp_path: Path
+) -> Iterator[Callable[..., LiveServer]]:
     """Factory for a private server (own data dir, settings from `env`) when a test must change it.
 
     The returned `LiveServer` exposes `base_url` and `application` (the Runtime it serves).
@@ -98,7 +127,9 @@ def start_server(tmp_path: Path) -> Iterator[Callable[..., LiveServer]]:
     servers: list[LiveServer] = []
 
     def start(**env: str) -> LiveServer:
-        server = LiveServer(settings_for(tmp_path / f"data-{len(servers)}", **env))
+        server = LiveServer(
+            settings_for(tmp_path / f"data-{len(servers)}", **database_env(request, backend), **env)
+        )
         server.start()
         servers.append(server)
         return server

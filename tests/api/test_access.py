@@ -18,6 +18,8 @@ import pytest
 
 from powercontext_runtime.access import token_digest
 
+from ..conftest import BACKENDS
+
 SCOPES = ("project:a", "project:b", "team:c")
 FAMILY_MARK = {"memory": "MEM", "experience": "EXP", "profile": "PRO", "topic-memory": "TOP"}
 FORBIDDEN = {
@@ -83,14 +85,17 @@ def write_auth_file(path: Path, tokens: dict[str, str]) -> None:
     path.write_text("\n".join(lines), encoding="utf-8")
 
 
-@pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    from ..conftest import LiveServer, settings_for
+@pytest.fixture(scope="module", params=BACKENDS)
+def world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    from ..conftest import LiveServer, database_env, settings_for
 
     root = tmp_path_factory.mktemp("access")
     tokens = {name: f"token-{name}-{i}-secret" for i, name in enumerate(PRINCIPALS)}
     write_auth_file(root / "auth.toml", tokens)
-    server = LiveServer(settings_for(root / "data", POWERCONTEXT_SERVER_AUTH_FILE=str(root / "auth.toml")))
+    env = database_env(request, str(request.param))
+    server = LiveServer(
+        settings_for(root / "data", POWERCONTEXT_SERVER_AUTH_FILE=str(root / "auth.toml"), **env)
+    )
     server.start()
     w = World(server.base_url, tokens, {}, {})
     with w.client("admin") as admin:

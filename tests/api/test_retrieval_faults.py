@@ -13,12 +13,12 @@ import httpx
 import pytest
 
 from powercontext_runtime.application import ScopedContextApplication
+from powercontext_runtime.bootstrap import backend_for
 from powercontext_runtime.config import Settings
 from powercontext_runtime.errors import RetrievalUnavailable
-from powercontext_runtime.store.backends import SqliteBackend
 from powercontext_runtime.store.sql_store import SqlStore
 
-from ..conftest import LiveServer
+from ..conftest import LiveServer, database_env
 from .helpers import experience, new_scope, profile, remember, topic
 
 READS = {
@@ -47,13 +47,15 @@ class FaultyStore:
 
 
 @pytest.fixture
-def faulty_server(tmp_path: Path) -> Iterator[Any]:
+def faulty_server(request: pytest.FixtureRequest, backend: str, tmp_path: Path) -> Iterator[Any]:
     servers: list[LiveServer] = []
 
     def start(*failing: str) -> httpx.Client:
-        path = tmp_path / f"faults-{len(servers)}.sqlite3"
-        settings = Settings(database_url=f"sqlite:///{path}")
-        store = FaultyStore(SqlStore(SqliteBackend(str(path))), set(failing))
+        url = database_env(request, backend).get(
+            "POWERCONTEXT_SERVER_DATABASE_URL", f"sqlite:///{tmp_path / f'faults-{len(servers)}.sqlite3'}"
+        )
+        settings = Settings(database_url=url)
+        store = FaultyStore(SqlStore(backend_for(url)), set(failing))
         server = LiveServer(settings, ScopedContextApplication(store, settings))  # type: ignore[arg-type]
         server.start()
         servers.append(server)

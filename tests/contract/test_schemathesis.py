@@ -40,6 +40,8 @@ from powercontext_runtime.requests import (
 from powercontext_server.app import create_app, default_spec_path
 from powercontext_server.wire import citation_to_wire
 
+from ..conftest import BACKENDS, database_env
+
 MAX_EXAMPLES = 40
 SEEDED_SCOPE = "project:contract"
 SEEDED_TEXTS = ["alpha beta gamma", "the quick brown fox", "ünïcödé text 記憶 😀", "x " * 3000]
@@ -85,12 +87,18 @@ class Seeded:
                 case.body["citation"] = self.citations[turn // 2 % len(self.citations)]
 
 
-@pytest.fixture(scope="module")
-def asgi_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Seeded]]:
+@pytest.fixture(scope="module", params=BACKENDS)
+def asgi_app(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Any, Seeded]]:
     data_dir = tmp_path_factory.mktemp("contract-data")
-    # Authentication on: every protected operation needs the bearer token (ignored_auth checks it).
+    # Authentication on: every protected operation needs the bearer token (checked after each case).
     server_settings = Settings.from_env(
-        {"POWERCONTEXT_SERVER_DATA_DIR": str(data_dir), "POWERCONTEXT_SERVER_AUTH_TOKEN": TOKEN}
+        {
+            "POWERCONTEXT_SERVER_DATA_DIR": str(data_dir),
+            "POWERCONTEXT_SERVER_AUTH_TOKEN": TOKEN,
+            **database_env(request, str(request.param)),
+        }
     )
     application = open_application(server_settings)
     application.create_scope(parse_request(CreateScope, {"scope_id": SEEDED_SCOPE, "title": "Contract"}))

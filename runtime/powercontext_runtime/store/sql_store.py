@@ -296,6 +296,9 @@ class SqlStore:
                     continue
                 scope_key, revision = row
                 keys = sql_search.search(conn, scope_key, MEMORY_FAMILY, terms, limit)
+                if not keys:  # MySQL mode has no empty IN ()
+                    results.append([])
+                    continue
                 found = {
                     row[0]: row[1:]
                     for row in conn.execute(

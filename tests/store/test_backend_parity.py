@@ -1,0 +1,180 @@
+"""The same seeded data and the same requests give byte-identical results on SQLite and OceanBase."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from powercontext_runtime.application import ScopedContextApplication
+from powercontext_runtime.bootstrap import open_application
+from powercontext_runtime.config import Settings
+from powercontext_runtime.requests import (
+    CreateScope,
+    DecideCandidate,
+    PrepareContext,
+    ProposeExperience,
+    ProposeProfile,
+    PutTopic,
+    Remember,
+    ReviseEntry,
+    SearchExperience,
+    SearchMemory,
+    SearchTopics,
+    parse_request,
+)
+
+from ..seekdb import SeekdbServer
+
+WORDS = [
+    "contract",
+    "api",
+    "change",
+    "test",
+    "deploy",
+    "gateway",
+    "memory",
+    "记忆",
+    "系统",
+    "测试",
+    "部署",
+    "😀",
+    "café",
+    "naïve",
+    "schema",
+]
+
+
+def sentence(rng: random.Random) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 12)))
+
+
+def seed(app: ScopedContextApplication) -> None:
+    """Deterministic data: three Scopes with references, every family, revisions and ties."""
+    rng = random.Random(2026)
+    for scope_id, refs in (("team:b", []), ("team:c", []), ("project:a", ["team:c", "team:b"])):
+        app.create_scope(parse_request(CreateScope, {"scope_id": scope_id, "context_references": refs}))
+        citations = []
+        for _ in range(25):
+            entry = app.remember(parse_request(Remember, {"scope_id": scope_id, "text": sentence(rng)}))
+            citations.append(entry.citation)
+        for citation in citations[:5]:
+            app.revise_memory_entry(
+                parse_request(
+                    ReviseEntry,
+                    {
+                        "scope_id": scope_id,
+                        "citation": {
+                            "revision": citation.revision,
+                            "entry_id": citation.entry_id,
+                            "entry_version_id": citation.entry_version_id,
+                        },
+                        "text": sentence(rng),
+                    },
+                )
+            )
+        app.remember(parse_request(Remember, {"scope_id": scope_id, "text": "exact tie words"}))
+        app.remember(parse_request(Remember, {"scope_id": scope_id, "text": "exact tie words"}))
+        for _ in range(4):
+            fields = {k: sentence(rng) for k in ("situation", "action", "outcome", "lesson")}
+            proposed = app.propose_experience(
+                parse_request(ProposeExperience, {"scope_id": scope_id, **fields})
+            )
+            app.approve_candidate(
+                parse_request(
+                    DecideCandidate,
+                    {"scope_id": scope_id, "candidate_id": proposed.candidate_id, "expected_version": 1},
+                )
+            )
+            app.put_topic(
+                parse_request(
+                    PutTopic,
+                    {
+                        "scope_id": scope_id,
+                        "title": sentence(rng),
+                        "summary": sentence(rng),
+                        "detail": sentence(rng),
+                    },
+                )
+            )
+        profile = app.propose_profile(
+            parse_request(ProposeProfile, {"scope_id": scope_id, "content": sentence(rng)})
+        )
+        app.approve_candidate(
+            parse_request(
+                DecideCandidate,
+                {"scope_id": scope_id, "candidate_id": profile.candidate_id, "expected_version": 1},
+            )
+        )
+
+
+QUERIES = [
+    "contract api",
+    "记忆",
+    "测试部署",
+    "😀 café",
+    "exact tie words",
+    "gateway schema deploy naïve",
+    "nothing-matches",
+]
+ASSEMBLIES: list[dict[str, Any] | None] = [
+    None,
+    {},
+    {
+        "sections": [{"family": "experience", "limit": 2}, {"family": "memory", "limit": 6}],
+        "show": ["recall_rank"],
+    },
+    {
+        "sections": [
+            {"family": "profile", "limit": 3},
+            {"family": "topic-memory", "limit": 2},
+            {"family": "memory", "limit": 2},
+            {"family": "experience", "limit": 1},
+        ],
+        "show": ["confidence", "recall_rank"],
+    },
+]
+
+
+def observe(app: ScopedContextApplication) -> list[object]:
+    seen: list[object] = []
+    for query in QUERIES:
+        search = {"scope_id": "project:a", "query": query, "limit": 50}
+        seen.append(app.search_memory(parse_request(SearchMemory, search)))
+        seen.append(app.search_experience(parse_request(SearchExperience, search)))
+        seen.append(app.search_topics(parse_request(SearchTopics, search)))
+        for assembly in ASSEMBLIES:
+            for max_bytes in (512, 2000, 32768):
+                request: dict[str, Any] = {"scope_id": "project:a", "query": query, "max_bytes": max_bytes}
+                if assembly is not None:
+                    request["assembly"] = assembly
+                seen.append(app.prepare_context(parse_request(PrepareContext, request)).content)
+    return seen
+
+
+@pytest.fixture
+def applications(tmp_path: Path, seekdb: SeekdbServer) -> Iterator[tuple[ScopedContextApplication, ...]]:
+    apps = (
+        open_application(
+            Settings(database_url=f"sqlite:///{tmp_path / 'parity.sqlite3'}", assembly_max_entries=8)
+        ),
+        open_application(Settings(database_url=seekdb.new_database_url(), assembly_max_entries=8)),
+    )
+    yield apps
+    for app in apps:
+        app.close()
+
+
+def test_both_backends_return_the_same_search_order_and_prepared_bytes(
+    applications: tuple[ScopedContextApplication, ...],
+) -> None:
+    sqlite_app, oceanbase_app = applications
+    seed(sqlite_app)
+    seed(oceanbase_app)
+    on_sqlite = observe(sqlite_app)
+    on_oceanbase = observe(oceanbase_app)
+    assert sum(1 for content in on_sqlite if isinstance(content, str)) > 20  # the comparison has substance
+    assert on_oceanbase == on_sqlite
