@@ -58,3 +58,4 @@ clean:  ## Remove the virtualenvs and caches (keeps data).
 	rm -rf $(VENV) .venv-hermes .pytest_cache .mypy_cache .ruff_cache site
 
 include hosts/hermes/hermes.mk
+include bench/bench.mk

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from .budget import fit_body
+from .budget import MIN_TRUNCATED_BODY_BYTES, fit_body
 from .candidates import Candidate, Origin
 from .models import PreparedContext
 from .text_render import FRAME_BYTES, document, entry_text, metadata_block, quote_body, section_heading
@@ -51,11 +51,12 @@ def build_text_context(
     origins: list[Origin] = []
     for section in options.sections:
         heading = section_heading(section.family)
+        heading_bytes = _size(heading)
         included = 0
         for rank, candidate in enumerate(pools.get(section.family, ()), start=1):
             if included == section.limit:
                 break
-            lead = _size(heading) if included == 0 else 0
+            lead = heading_bytes if included == 0 else 0
             number = included + 1
             metadata = {
                 truncated: metadata_block(
@@ -69,8 +70,12 @@ def build_text_context(
             }
             frame = {t: _size(entry_text(section.family, number, m, "")) for t, m in metadata.items()}
             room = max_bytes - used - lead
+            if room - frame[False] < 1 and room - frame[True] < MIN_TRUNCATED_BODY_BYTES:
+                continue  # neither a whole body (≥ 1 byte) nor a cut (≥ the floor) fits: skip the escaping
             body = quote_body(candidate.body)
-            fitted = fit_body(body.quoted, body.cost, body.pieces, room - frame[False], room - frame[True])
+            fitted = fit_body(
+                body.quoted, body.cost, body.pieces, room - frame[False], room - frame[True], body.cut
+            )
             if fitted is None:
                 continue
             if included == 0:

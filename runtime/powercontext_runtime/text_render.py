@@ -9,6 +9,7 @@ their byte sizes, and the document is the concatenation of exactly those strings
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sys
@@ -16,7 +17,7 @@ import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .budget import BodyCost, Piece
+from .budget import BodyCost, Cut, Piece
 from .candidates import Origin
 from .notice import TRUST_NOTICE
 
@@ -47,9 +48,30 @@ def _unicode_controls() -> frozenset[str]:
     )
 
 
+def _class_of(chars: frozenset[str]) -> str:
+    """A regex character class of `chars` written as ranges of consecutive code points.
+
+    Listing ~230 characters one by one made `re` test the non-BMP ones in a linear scan on every
+    character of every body (about 0.3 ms per 2000-byte body); 24 ranges cost a tenth of that.
+    """
+    ranges: list[list[int]] = []
+    for cp in sorted(ord(c) for c in chars):
+        if ranges and ranges[-1][1] == cp - 1:
+            ranges[-1][1] = cp
+        else:
+            ranges.append([cp, cp])
+    return (
+        "["
+        + "".join(
+            re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges
+        )
+        + "]"
+    )
+
+
 # Built once at import (about 0.2 s) so no request pays for it.
 _CONTROLS = _unicode_controls()
-_CONTROL_PATTERN = re.compile("[" + "".join(re.escape(c) for c in sorted(_CONTROLS)) + "]")
+_CONTROL_PATTERN = re.compile(_class_of(_CONTROLS))
 
 
 def _visible(ch: str) -> str:
@@ -57,7 +79,9 @@ def _visible(ch: str) -> str:
     return f"\\u{cp:04x}" if cp <= 0xFFFF else f"\\U{cp:08x}"
 
 
+@functools.lru_cache(maxsize=4096)
 def _literal(value: str) -> str:
+    # Scope ids, families, artifact and entry ids recur across entries and requests.
     return json.dumps(value, ensure_ascii=True)
 
 
@@ -68,6 +92,34 @@ class QuotedBody:
     normalised: str  # line breaks normalised to LF, not yet escaped
     quoted: str  # escaped, every line after the first prefixed with the quote
     cost: BodyCost  # capped: escaped bytes (the 2000-byte rule); rendered: bytes after the first quote
+    plain: bool = False  # no character needed escaping, so a piece is a code point or a line break
+
+    def cut(self, cap_limit: int, room_limit: int) -> Cut | None:
+        """For a plain body, the longest prefix within both limits, found by bisection.
+
+        Both costs of a prefix only grow with its length, so this is exactly the prefix that
+        walking `pieces` would take, at O(log n) C-speed passes instead of one Python step per
+        code point. None for a body with escapes: those are cut by walking `pieces`.
+        """
+        if not self.plain:
+            return None
+        text = self.normalised
+
+        def costs(length: int) -> tuple[int, int]:
+            prefix = text[:length]
+            capped = len(prefix.encode("utf-8"))
+            return capped, capped + QUOTE_BYTES * prefix.count("\n")
+
+        low, high = 0, min(len(text), cap_limit, room_limit)  # a code point costs at least 1 byte
+        while low < high:
+            middle = (low + high + 1) // 2
+            capped, rendered = costs(middle)
+            if capped <= cap_limit and rendered <= room_limit:
+                low = middle
+            else:
+                high = middle - 1
+        capped, rendered = costs(low)
+        return text[:low].replace("\n", "\n" + QUOTE), capped, rendered
 
     def pieces(self) -> Iterator[Piece]:
         controls = _CONTROLS
@@ -82,15 +134,27 @@ class QuotedBody:
                 yield ch, size, size
 
 
+def _escape_controls(text: str) -> str:
+    # Cc and Cf characters are never printable, so a printable text (LF aside) has none to escape:
+    # str.isprintable is one C loop, several times faster than the regex that finds none.
+    if text.replace("\n", "").isprintable():
+        return text
+    return _CONTROL_PATTERN.sub(lambda m: _visible(m.group()), text)
+
+
 def quote_body(body: str) -> QuotedBody:
-    normalised = _LINE_BREAKS.sub("\n", body)
-    escaped = _CONTROL_PATTERN.sub(lambda m: _visible(m.group()), normalised)
+    # The regex only when a line break other than LF is there at all (rare): `in` is a C scan.
+    normalised = (
+        _LINE_BREAKS.sub("\n", body) if "\r" in body or "\u2028" in body or "\u2029" in body else body
+    )
+    escaped = _escape_controls(normalised)
     capped = len(escaped.encode("utf-8"))
     lines = escaped.count("\n")
     return QuotedBody(
         normalised,
         escaped.replace("\n", "\n" + QUOTE),
         BodyCost(capped, capped + QUOTE_BYTES * lines),
+        plain=escaped is normalised,
     )
 
 

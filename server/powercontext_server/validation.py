@@ -40,15 +40,33 @@ _INTEGER_TEXT = re.compile(r"-?[0-9]+")
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
+# Values of a costly property (one with oneOf/anyOf inside) already found valid, per app; a host
+# sends the same `assembly` on every turn, and its oneOf over sections is most of the schema's cost.
+MAX_REMEMBERED_VALUES = 1024
+MAX_REMEMBERED_VALUE_CHARS = 4096
+
+
+def _has_branches(schema: Any) -> bool:
+    if isinstance(schema, Mapping):
+        return "oneOf" in schema or "anyOf" in schema or any(_has_branches(v) for v in schema.values())
+    if isinstance(schema, list):
+        return any(_has_branches(v) for v in schema)
+    return False
+
+
 class ValidatorCache:
     """Compiled jsonschema validators of one app, by schema object.
 
     Connexion builds a validator object per request; compiling the schema each time was the
     expensive part, so each app keeps its compiled validators here (schemas live as long as it).
+    It also answers "certainly valid?" cheaply (`certainly_valid`), so only a body that may be
+    invalid pays for the full, itemised report.
     """
 
     def __init__(self) -> None:
         self._by_id: dict[int, tuple[Mapping[str, Any], Any]] = {}
+        self._plans: dict[int, tuple[Mapping[str, Any], Any]] = {}
+        self._valid_values: set[tuple[int, str]] = set()
 
     def compiled(self, schema: Mapping[str, Any]) -> Any:
         hit = self._by_id.get(id(schema))
@@ -56,6 +74,53 @@ class ValidatorCache:
             hit = (schema, Draft4RequestValidator(schema))
             self._by_id[id(schema)] = hit
         return hit[1]
+
+    def _plan(self, schema: Mapping[str, Any]) -> tuple[Mapping[str, Any], dict[str, Any]] | None:
+        """(the schema with its costly properties' schemas emptied, those schemas by name), or None."""
+        hit = self._plans.get(id(schema))
+        if hit is None or hit[0] is not schema:
+            properties = schema.get("properties")
+            if not isinstance(properties, Mapping):
+                properties = {}
+            costly = {k: v for k, v in properties.items() if isinstance(v, Mapping) and _has_branches(v)}
+            plan = None
+            if costly:
+                reduced = {**schema, "properties": {**properties, **{key: {} for key in costly}}}
+                plan = (reduced, costly)
+            hit = (schema, plan)
+            self._plans[id(schema)] = hit
+        return hit[1]
+
+    def certainly_valid(self, schema: Mapping[str, Any], instance: Any) -> bool:
+        """True only if `instance` satisfies `schema`; False means "run the full report".
+
+        An object is valid iff it satisfies the schema with the costly properties' schemas
+        emptied and each costly property's value satisfies its own schema (`properties` checks
+        each property on its own). The latter is remembered per distinct value.
+        """
+        plan = self._plan(schema)
+        if plan is None or not isinstance(instance, dict):
+            return False
+        reduced, costly = plan
+        try:
+            if not self.compiled(reduced).is_valid(instance):
+                return False
+            for name, sub in costly.items():
+                if name not in instance:
+                    continue
+                key = json.dumps(instance[name], sort_keys=True, separators=(",", ":"))
+                if len(key) > MAX_REMEMBERED_VALUE_CHARS:
+                    return False
+                if (id(sub), key) in self._valid_values:
+                    continue
+                if not self.compiled(sub).is_valid(instance[name]):
+                    return False
+                if len(self._valid_values) >= MAX_REMEMBERED_VALUES:
+                    self._valid_values.clear()
+                self._valid_values.add((id(sub), key))
+        except Exception:  # e.g. a sub-schema that cannot stand alone: let the full report decide
+            return False
+        return True
 
 
 def _plural(n: int, word: str) -> str:
@@ -238,7 +303,7 @@ class JsonBodyValidator:
             raise UnsupportedMediaTypeProblem(detail="Content-Type is required")
         else:
             body = parse_json_body(raw)
-            if not (body is None and self._nullable):
+            if not (body is None and self._nullable) and not self._cache.certainly_valid(self._schema, body):
                 errors = schema_errors(self._cache, self._schema, body, ("body",))
                 if errors:
                     raise InvalidRequest(errors)

@@ -1,0 +1,1 @@
+"""PowerContext benchmark suite: `make bench` / `make bench-quick` (see docs/benchmarks.md)."""

@@ -1,0 +1,25 @@
+# Benchmarks: see docs/benchmarks.md. The Makefile includes this file (include bench/bench.mk).
+# BENCH_DATABASES picks backends; OceanBase runs once BENCH_OCEANBASE_URL is set (URL with {n}).
+BENCH_DATABASES ?= sqlite,oceanbase
+
+.PHONY: bench bench-quick bench-smoke bench-profile bench-readme bench-tools
+
+bench-tools:  ## Install wrk (the load generator) with apt, unless it is already there.
+	@command -v wrk >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
+	@wrk --version 2>&1 | head -n 1
+
+bench: $(STAMP) bench-tools  ## Benchmarks at 1k/10k/100k entries per Scope; rewrites the README table.
+	$(BIN)/python -m bench.run --databases $(BENCH_DATABASES) --out bench/results/latest.json
+	$(BIN)/python -m bench.render
+
+bench-quick: $(STAMP) bench-tools  ## Benchmarks at 1k/10k only, into bench/results/quick.json.
+	$(BIN)/python -m bench.run --quick --databases $(BENCH_DATABASES) --out bench/results/quick.json
+
+bench-smoke: $(STAMP) bench-tools  ## A tiny corpus and short runs: checks the harness in ~20 s.
+	$(BIN)/python -m bench.run --smoke --databases sqlite --out bench/results/smoke.json
+
+bench-profile: $(STAMP)  ## pyinstrument profiles of prepare (in process and server) into bench/profiles/.
+	$(BIN)/python -m bench.profile
+
+bench-readme: $(STAMP)  ## Rewrite the README and docs benchmark blocks from bench/results/latest.json.
+	$(BIN)/python -m bench.render

@@ -1,0 +1,298 @@
+"""Tables from bench/results/latest.json; rewrites the marked block in README.md and docs/benchmarks.md.
+
+    .venv/bin/python -m bench.render            # rewrite both marked blocks from latest.json
+    .venv/bin/python -m bench.render --print    # print the block instead
+
+Each cell is `median ±half-range · baseline (ratio)`: the median over repeated runs, half the
+distance between the fastest and slowest run, the same figure for the row's baseline measured in
+the same run, and the figure divided by its baseline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = Path(__file__).resolve().parent / "results" / "latest.json"
+BEGIN = "<!-- bench:begin -->"
+END = "<!-- bench:end -->"
+TARGET_FILES = (REPO / "README.md", REPO / "docs" / "benchmarks.md")
+
+Getter = Callable[[dict[str, Any]], Any]
+
+
+def _num(value: float) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    magnitude = abs(value)
+    if magnitude >= 100:
+        return f"{value:.0f}"
+    if magnitude >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
+
+
+def _get(node: Any, path: Sequence[str]) -> Any:
+    for key in path:
+        if not isinstance(node, dict) or key not in node:
+            return None
+        node = node[key]
+    return node
+
+
+def _cell(fig: Any, base: Any, scale: float = 1.0) -> str:
+    if not isinstance(fig, dict) or "median" not in fig or fig["median"] is None:
+        return "–"
+    value = fig["median"] * scale
+    if isinstance(value, float) and math.isnan(value):
+        return "–"
+    text = f"{_num(value)} ±{_num((fig['max'] - fig['min']) * scale / 2)}"
+    if isinstance(base, dict) and base.get("median"):
+        b = base["median"] * scale
+        text += f" · {_num(b)} ({value / b:.1f}×)"
+    return text
+
+
+def _size_label(n: str) -> str:
+    value = int(n)
+    return f"{value // 1000}k" if value >= 1000 and value % 1000 == 0 else str(value)
+
+
+def at(*path: str) -> Getter:
+    """A getter of the figure at `path` in one size's results; no path: no figure."""
+    return lambda size: _get(size, path) if path else None
+
+
+def _rows(results: dict[str, Any]) -> list[tuple[str, str, Getter, Getter]]:
+    """(figure, baseline name, figure getter, baseline getter) per row; getters take one size."""
+    modes: dict[str, str] = results["plan"]["modes"]
+    rows: list[tuple[str, str, Getter, Getter]] = []
+    for key, label in modes.items():
+        for p in ("p50", "p95", "p99"):
+            rows.append(
+                (
+                    f"prepare in process, {label}: {p} ms",
+                    "raw Store reads",
+                    at("in_process", key, "prepare", p),
+                    at("in_process", key, "raw_reads", p),
+                )
+            )
+    for key, label in modes.items():
+        for p in ("p50", "p95", "p99"):
+            rows.append(
+                (
+                    f"prepare over HTTP, {label}: {p} ms",
+                    "raw Store reads",
+                    at("http", "latency", key, p),
+                    at("in_process", key, "raw_reads", p),
+                )
+            )
+    rows.append(
+        (
+            "HTTP floor, GET /health/live: p50 ms",
+            "–",
+            at("http", "latency", "health", "p50"),
+            at(),
+        )
+    )
+    for key, label in modes.items():
+        rows.append(
+            (
+                f"server CPU per request, one client, {label}: ms",
+                "GET /health/live",
+                at("http", "cpu_ms_per_request", key),
+                at("http", "cpu_ms_per_request", "health"),
+            )
+        )
+    conns = results["plan"].get("connections", 8)
+    for key, label in modes.items():
+        rows.append(
+            (
+                f"throughput, {conns} clients, {label}: req/s",
+                "GET /health/live",
+                at("http", "throughput", "requests_per_s", key),
+                at("http", "throughput", "requests_per_s", "health"),
+            )
+        )
+        rows.append(
+            (
+                f"server CPU per request, {conns} clients, {label}: ms",
+                "GET /health/live",
+                at("http", "throughput", "cpu_ms_per_request", key),
+                at("http", "throughput", "cpu_ms_per_request", "health"),
+            )
+        )
+    rows += [
+        (
+            "ingest over HTTP, one client: remembers/s",
+            "in-process remember",
+            at("http", "ingest", "remember_per_s"),
+            at("in_process", "remember_per_s"),
+        ),
+        (
+            "server CPU per remember: ms",
+            "–",
+            at("http", "ingest", "cpu_ms_per_request"),
+            at(),
+        ),
+    ]
+    return rows
+
+
+def _memory_row(sizes: dict[str, Any]) -> str:
+    cells = []
+    for size in sizes.values():
+        mem = _get(size, ["http", "memory_kib"]) or {}
+        if not mem:
+            cells.append("–")
+            continue
+        peak, idle = mem["peak"] / 1024, mem["idle_peak"] / 1024
+        cells.append(f"{peak:.0f} · {idle:.0f} ({peak / idle:.1f}×)")
+    return "| server peak memory (VmHWM): MiB | server after start-up | " + " | ".join(cells) + " |"
+
+
+def database_table(sizes: dict[str, Any], results: dict[str, Any]) -> str:
+    header = "| figure | baseline | " + " | ".join(f"{_size_label(n)} / Scope" for n in sizes) + " |"
+    lines = [header, "|" + " --- |" * (2 + len(sizes))]
+    for name, base_name, get, get_base in _rows(results):
+        cells = [_cell(get(size), get_base(size)) for size in sizes.values()]
+        lines.append(f"| {name} | {base_name} | " + " | ".join(cells) + " |")
+    lines.append(_memory_row(sizes))
+    seeds = []
+    for size in sizes.values():
+        seed = size.get("seed", {})
+        if seed.get("cached"):
+            seeds.append("cached" + (f", {seed['file_mib']} MiB" if "file_mib" in seed else ""))
+        else:
+            seeds.append(
+                f"{_num(seed.get('remember_per_s', math.nan))}/s, {_num(seed.get('seconds', math.nan))} s"
+            )
+    lines.append("| bulk seeding in process (batched commits) | – | " + " | ".join(seeds) + " |")
+    return "\n".join(lines)
+
+
+def fitting_table(results: dict[str, Any]) -> str:
+    fit = results.get("fitting_ms", {})
+    render = fit.get("render")
+    return "\n".join(
+        [
+            "| fitting 26 candidates × 2000 B at max_bytes 32768 | baseline | median ms |",
+            "| --- | --- | --- |",
+            f"| text builder (four-family sections 8/2/8/8) | one plain render of the 26 bodies | {_cell(fit.get('text'), render)} |",
+            f"| legacy envelope (16 Memory, 8 Topic, 2 Experience) | one plain render of the 26 bodies | {_cell(fit.get('legacy'), render)} |",
+        ]
+    )
+
+
+def targets_table(results: dict[str, Any]) -> str:
+    lines = ["| target | measured | verdict |", "| --- | --- | --- |"]
+    notes = []
+    for t in results.get("targets", []):
+        if t["met"] is None:
+            verdict, measured = "not measured", "–"
+        else:
+            measured = f"{_num(t['value'])} {t['unit']}"
+            verdict = "met" if t["met"] else f"**missed**: {t['by']}"
+        lines.append(f"| {t['target']} | {measured} | {verdict} |")
+        if t["met"] is False and t.get("why"):
+            notes.append(f"- *{t['target']}*: {t['why']}")
+    return "\n".join(lines + (["", *notes] if notes else []))
+
+
+def block(results: dict[str, Any]) -> str:
+    m = results["machine"]
+    plan = results["plan"]
+    load = m.get("load_average_at_start", [])
+    parts = [
+        f"Generated by `make bench` on {results['generated_at']} (commit `{m.get('commit', '?')}`, "
+        f"{results.get('seconds', '?')} s) from `bench/results/latest.json` by `bench/render.py`; "
+        "do not edit by hand.",
+        "",
+        f"**Machine:** {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB, {m['os']}, "
+        f"Python {m['python']}, SQLite {m['sqlite']}, {m['load_generator']}; server and load "
+        f"generator share the machine over loopback. Load average at start: "
+        f"{', '.join(str(x) for x in load)}.",
+        "",
+        "**Method:** a corpus per size (N Memory entries in each of 4 Scopes: one project Scope "
+        f"referencing 3 others; English and Chinese text; Experience, Profile and Topic Memory; "
+        f"{plan['queries']} queries), seeded in process and reused while the store code is "
+        f"unchanged. Every figure is the median of {plan['repeats']} runs (throughput: "
+        f"{plan['throughput_repeats']}), shown as `median ±half-range · baseline (ratio)`, the "
+        "baseline measured in the same runs, interleaved. In-process latency calls the Runtime from "
+        "a request dict; its baseline is the raw Store reads the same request needs (Scope lookup "
+        "and each family's search), the floor prepare cannot beat. HTTP latency: one keep-alive "
+        f"client, sequential, up to {plan['latency_requests']} requests or {plan['latency_cap_s']} s "
+        "per run, against `powercontext serve` as its own process (default settings, access "
+        "disabled, assembly limit raised to 26). Server CPU is utime+stime from /proc over each "
+        f"run divided by its requests. Throughput: wrk, {plan['connections']} connections, "
+        f"{plan['throughput_seconds']} s per run. Ingest: wrk, one connection, "
+        f"{plan['ingest_seconds']} s per run, into a fresh Scope. Peak memory: VmHWM at the end. On "
+        "OceanBase the server's CPU and memory exclude the database process's own.",
+        "",
+    ]
+    for name, sizes in results.get("databases", {}).items():
+        counts = [
+            f"{_size_label(n)}: {min(_get(size, ['http', 'latency', 'assembly', 'requests_per_run']) or [0])}"
+            for n, size in sizes.items()
+            if "error" not in size
+        ]
+        if counts:
+            parts += [
+                f"Fewest requests in one HTTP latency run ({name}, `assembly: {{}}`): {', '.join(counts)}; "
+                "where a run holds only a few, its p95 and p99 are close to its maximum.",
+                "",
+            ]
+    for name, reason in results.get("skipped", {}).items():
+        parts += [f"**{name}:** {reason}.", ""]
+    for name, sizes in results.get("databases", {}).items():
+        title = {"sqlite": "SQLite", "oceanbase": "OceanBase"}.get(name, name)
+        failed = {n: s["error"] for n, s in sizes.items() if "error" in s}
+        sizes = {n: s for n, s in sizes.items() if "error" not in s}
+        parts += [f"### {title}", "", database_table(sizes, results), ""]
+        parts += [f"**{_size_label(n)} per Scope failed:** {e}" for n, e in failed.items()]
+    parts += ["### Fitting (no database)", "", fitting_table(results), ""]
+    parts += ["### Targets (SQLite, 10k entries per Scope, 3 referenced Scopes, `assembly: {}`)", ""]
+    parts += [targets_table(results)]
+    return "\n".join(parts).rstrip() + "\n"
+
+
+def console_table(results: dict[str, Any]) -> str:
+    return block(results)
+
+
+def rewrite(path: Path, text: str) -> bool:
+    """Replace what stands between the markers; False when the file has no marked block."""
+    content = path.read_text()
+    pattern = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.DOTALL)
+    if not pattern.search(content):
+        return False
+    updated = pattern.sub(lambda _m: f"{BEGIN}\n{text}{END}", content, count=1)
+    path.write_text(updated)
+    return True
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.render")
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument("--print", action="store_true", help="print the block, change no file")
+    args = parser.parse_args(argv)
+    results = json.loads(args.results.read_text())
+    text = block(results)
+    if args.print:
+        print(text)
+        return 0
+    for path in TARGET_FILES:
+        if path.exists() and rewrite(path, text):
+            print(f"rewrote the benchmark block in {path.relative_to(REPO)}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,99 @@
+"""The server under test as a real process: `powercontext serve`, with CPU and memory from /proc."""
+
+from __future__ import annotations
+
+import http.client
+import os
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+REPO = Path(__file__).resolve().parents[1]
+POWERCONTEXT = REPO / ".venv" / "bin" / "powercontext"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class ServerProcess:
+    """`powercontext serve --port P` on 127.0.0.1 with the given database URL, default log level."""
+
+    def __init__(self, database_url: str, log_path: Path, extra_env: dict[str, str] | None = None) -> None:
+        self.port = free_port()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("POWERCONTEXT_SERVER_")}
+        env["POWERCONTEXT_SERVER_DATABASE_URL"] = database_url
+        env["POWERCONTEXT_SERVER_DATA_DIR"] = str(log_path.parent)
+        env.update(extra_env or {})
+        self._log = log_path.open("ab")
+        self.process = subprocess.Popen(
+            [str(POWERCONTEXT), "serve", "--host", "127.0.0.1", "--port", str(self.port)],
+            env=env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
+        self.pid = self.process.pid
+        self._wait_ready()
+
+    def _wait_ready(self, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                self._log.flush()
+                tail = Path(self._log.name).read_text(errors="replace").splitlines()[-15:]
+                raise RuntimeError(f"server exited with {self.process.returncode}:\n" + "\n".join(tail))
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
+                conn.request("GET", "/health/ready")
+                if conn.getresponse().status == 200:
+                    conn.close()
+                    return
+            except OSError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError("server did not become ready")
+
+    def cpu_seconds(self) -> float:
+        """User plus system CPU of every thread of the server so far (/proc/<pid>/stat)."""
+        raw = Path(f"/proc/{self.pid}/stat").read_text()
+        fields = raw[raw.rindex(")") + 2 :].split()
+        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+    def status_kib(self, key: str) -> int:
+        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+        return 0
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self._log.close()
+
+
+class Client:
+    """One keep-alive HTTP/1.1 connection (stdlib), for sequential, count-bounded latency runs."""
+
+    def __init__(self, port: int) -> None:
+        self._conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+
+    def post(self, path: str, body: bytes) -> tuple[int, bytes]:
+        self._conn.request("POST", path, body=body, headers={"content-type": "application/json"})
+        response = self._conn.getresponse()
+        return response.status, response.read()
+
+    def get(self, path: str) -> tuple[int, bytes]:
+        self._conn.request("GET", path)
+        response = self._conn.getresponse()
+        return response.status, response.read()
+
+    def close(self) -> None:
+        self._conn.close()

@@ -1,0 +1,73 @@
+"""The fast paths of fitting (bisected cuts, printable bodies, skipped candidates) change no byte."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from powercontext_runtime import prepared_context_builder, text_render
+from powercontext_runtime.budget import ELLIPSIS_BYTES, MAX_BODY_BYTES, fit_body
+from powercontext_runtime.candidates import Candidate, Origin
+from powercontext_runtime.prepared_context_builder import AssemblyOptions, Section, build_text_context
+from powercontext_runtime.text_render import _CONTROL_PATTERN, _visible, quote_body
+
+# Mostly printable text with line breaks, CJK, astral characters and now and then a control.
+BODY = st.text(
+    alphabet=st.one_of(
+        st.sampled_from(list("ab \n\r\u2028记忆😀\u00e9")),
+        st.characters(blacklist_categories=("Cs",)),
+    ),
+    min_size=1,
+    max_size=400,
+)
+
+
+def _walked(body: str, room_full: int, room_truncated: int) -> object:
+    quoted = quote_body(body)
+    return fit_body(quoted.quoted, quoted.cost, quoted.pieces, room_full, room_truncated)
+
+
+@settings(max_examples=300, deadline=None)
+@given(BODY, st.integers(min_value=0, max_value=1200))
+def test_bisected_cut_equals_walking_the_pieces(body: str, room: int) -> None:
+    quoted = quote_body(body)
+    fast = fit_body(quoted.quoted, quoted.cost, quoted.pieces, room, room - 1, quoted.cut)
+    assert fast == _walked(body, room, room - 1)
+
+
+@settings(max_examples=300, deadline=None)
+@given(BODY)
+def test_printable_shortcut_escapes_like_the_regex(body: str) -> None:
+    quoted = quote_body(body)
+    normalised = quoted.normalised
+    expected = _CONTROL_PATTERN.sub(lambda m: _visible(m.group()), normalised)
+    assert quoted.quoted == expected.replace("\n", "\n>     ")
+    assert quoted.plain == (expected == normalised)
+
+
+def test_long_bodies_are_cut_at_the_cap_by_either_path() -> None:
+    body = "记忆系统 line\n" * 400
+    quoted = quote_body(body)
+    fitted = fit_body(quoted.quoted, quoted.cost, quoted.pieces, 10**6, 10**6, quoted.cut)
+    assert fitted is not None and fitted.truncated
+    assert fitted == _walked(body, 10**6, 10**6)
+    assert len(fitted.text.replace("\n>     ", "\n").encode()) <= MAX_BODY_BYTES - ELLIPSIS_BYTES + 3
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(BODY, min_size=1, max_size=12), st.integers(min_value=512, max_value=6000))
+def test_builder_output_is_unchanged_by_the_fast_paths(bodies: list[str], max_bytes: int) -> None:
+    pool = [
+        Candidate(Origin("s", "memory", "memory", 1, f"entry-{i}", f"entry-{i}-v1"), b, True)
+        for i, b in enumerate(bodies)
+        if b.strip()
+    ]
+    options = AssemblyOptions((Section("memory", 8),))
+    fast = build_text_context({"memory": pool}, options, max_bytes)
+    # Reference: no candidate skipped before fitting, and every cut found by walking the pieces.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(prepared_context_builder, "MIN_TRUNCATED_BODY_BYTES", -(10**9))
+        patch.setattr(text_render.QuotedBody, "cut", lambda self, cap, room: None)
+        slow = build_text_context({"memory": pool}, options, max_bytes)
+    assert fast == slow
