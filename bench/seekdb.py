@@ -6,16 +6,8 @@ wheel ships, started on a free loopback port in a scratch directory and stopped 
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import time
 from pathlib import Path
 from urllib.parse import urlsplit
-
-from .server import free_port
-
-READY_TIMEOUT_S = 120
 
 
 def create_database(url: str) -> None:
@@ -40,63 +32,17 @@ def create_database(url: str) -> None:
 
 
 class Seekdb:
+    """The test suite's seekdb launcher (tests/seekdb.py), with the benchmark's database naming."""
+
     def __init__(self, base_dir: Path) -> None:
-        import pylibseekdb  # type: ignore[import-untyped]
+        from tests.seekdb import SeekdbServer
 
         base_dir.mkdir(parents=True, exist_ok=True)
-        self.port = free_port()
-        self._log = (base_dir / "seekdb.out").open("wb")
-        binary = Path(pylibseekdb.__file__).resolve().parent / "seekdb"
-        self.process = subprocess.Popen(
-            [
-                str(binary),
-                "--nodaemon",
-                "--port",
-                str(self.port),
-                "--base-dir",
-                str(base_dir),
-                "--log-level",
-                "WARN",
-                "--variable",
-                "time_zone=+00:00",
-                "--parameter",
-                "memory_budget=2G",
-                "--parameter",
-                "log_disk_size=2G",
-            ],
-            cwd=base_dir,
-            env={**os.environ, "TELEMETRY_ENABLED": "false"},
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-        )
-        self._wait_ready()
+        self._server = SeekdbServer(base_dir)
 
     @property
     def url_template(self) -> str:
-        return f"mysql+pymysql://root@127.0.0.1:{self.port}/pcbench_{{n}}"
-
-    def _wait_ready(self) -> None:
-        import pymysql
-
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"seekdb exited with {self.process.returncode}")
-            try:
-                conn = pymysql.connect(host="127.0.0.1", port=self.port, user="root", password="")
-                conn.close()
-                return
-            except pymysql.err.Error:
-                time.sleep(0.5)
-        self.stop()
-        raise RuntimeError(f"seekdb did not answer within {READY_TIMEOUT_S} s")
+        return f"mysql+pymysql://root@127.0.0.1:{self._server.port}/pcbench_{{n}}"
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
-        self._log.close()
+        self._server.stop()
