@@ -1,9 +1,8 @@
-"""Backend-neutral full-text tokens: what gets indexed and what a query asks for.
+"""Tokens shared by indexing and querying: lower-cased words, and single CJK characters.
 
-Chinese, Japanese and Korean text has no spaces, so the index stores each CJK character as its own
-token and a query turns each CJK run into overlapping two-character phrases. That finds `记忆`
-inside `记忆系统` with any word-based full-text engine (SQLite FTS5 here, OceanBase's `space` parser
-later), and both backends see the same tokens.
+Chinese, Japanese and Korean text has no spaces, so each CJK character is a token of its own and a
+query turns each CJK run into its overlapping two-character pairs; `search_index.py` indexes those
+pairs as terms, which finds `记忆` inside `记忆系统`.
 """
 
 from __future__ import annotations
@@ -54,11 +53,6 @@ def tokens(text: str) -> list[Token]:
     if word:
         out.append(Token("".join(word), False))
     return out
-
-
-def index_text(text: str) -> str:
-    """The text a backend indexes: tokens separated by single spaces."""
-    return " ".join(t.text for t in tokens(text))
 
 
 @dataclass(frozen=True, slots=True)

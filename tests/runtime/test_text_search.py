@@ -1,10 +1,10 @@
 """Tokens shared by every backend (issue 2: FTS finds Chinese inside longer words)."""
 
-from powercontext_runtime.text_search import MAX_QUERY_TERMS, index_text, parse_query
+from powercontext_runtime.text_search import MAX_QUERY_TERMS, parse_query, tokens
 
 
 def test_cjk_characters_are_indexed_one_token_each() -> None:
-    assert index_text("我们的记忆系统 uses SQLite") == "我 们 的 记 忆 系 统 uses sqlite"
+    assert [t.text for t in tokens("我们的记忆系统 uses SQLite")] == [*"我们的记忆系统", "uses", "sqlite"]
 
 
 def test_a_cjk_run_in_a_query_becomes_overlapping_pairs() -> None:

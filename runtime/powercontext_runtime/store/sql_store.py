@@ -55,10 +55,6 @@ class SqlStore:
         self._lock = threading.Lock()
         self._migrate()
 
-    @property
-    def backend_name(self) -> str:
-        return self._backend.name
-
     # Connections and transactions ----------------------------------------------------------------
     def _conn(self) -> Conn:
         conn: Conn | None = getattr(self._local, "conn", None)
