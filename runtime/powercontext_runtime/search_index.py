@@ -2,10 +2,11 @@
 
 Each head document (a live Memory entry version, an approved Experience head, a topic head) is
 stored as postings: (Scope, family, term, document, term frequency), with the document's length,
-each term's document frequency and each Scope's totals. Ranking is Okapi BM25 computed in SQL from
-those numbers with plain arithmetic, rounded, and ties broken by the newer document. SQLite and
-OceanBase therefore return the same order for the same data — which their own full-text rankers
-would not — and the cost of a query grows with the postings of its terms, not with the corpus.
+each term's document frequency and each Scope's totals. Ranking is Okapi BM25 over those numbers,
+computed here in one vectorised function (`top_documents`) whatever the database, rounded, with
+ties broken by the newer document. SQLite and OceanBase therefore return the same order for the
+same data, which their own full-text rankers would not. The store keeps the postings of the terms
+queried so far in memory (`store/search_mirror.py`), so a query costs a few array operations.
 
 Terms: lower-cased words, and for Chinese, Japanese and Korean text each character and each pair
 of adjacent characters, so `记忆` matches inside `记忆系统`. A query uses its words, its single CJK
@@ -16,8 +17,11 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
 
 from .text_search import SearchQuery, tokens
 
@@ -55,53 +59,68 @@ def idf(documents: int, document_frequency: int) -> float:
     return math.log(1.0 + (documents - document_frequency + 0.5) / (document_frequency + 0.5))
 
 
+def term_weights(
+    terms: Sequence[str], frequencies: Mapping[str, int], documents: int
+) -> list[tuple[str, float]]:
+    """The idf of each query term that occurs in the family; absent terms cannot match."""
+    return [(t, idf(documents, frequencies[t])) for t in terms if frequencies.get(t, 0) > 0]
+
+
 @dataclass(frozen=True, slots=True)
-class Ranking:
-    """What one ranked query needs: the weighted terms and the Scope's average document length."""
+class Documents:
+    """A family's documents by slot: their keys, lengths, and whether each is still a head."""
 
-    weights: tuple[tuple[str, float], ...]
-    average_length: float
-
-    @property
-    def is_empty(self) -> bool:
-        return not self.weights
+    keys: npt.NDArray[np.int64]
+    lengths: npt.NDArray[np.float64]
+    alive: npt.NDArray[np.bool_]
 
 
-def ranking(
-    terms: Sequence[str], frequencies: Iterable[tuple[str, int]], documents: int, total_length: int
-) -> Ranking:
-    """Weights for the terms that occur in the Scope's family; absent terms cannot match."""
-    df = dict(frequencies)
-    weights = tuple((t, idf(documents, df[t])) for t in terms if df.get(t, 0) > 0)
-    average = total_length / documents if documents else 0.0
-    return Ranking(weights, average)
+@dataclass(frozen=True, slots=True)
+class TermPostings:
+    """One term's postings: document slots and term frequencies, in any order."""
+
+    slots: npt.NDArray[np.int32]
+    tfs: npt.NDArray[np.float32]
 
 
-def ranked_query_sql(placeholder: str, term_count: int) -> str:
-    """SQL returning one Scope's family's best `doc_key`s by BM25; see `ranked_query_params`.
+def length_norms(lengths: npt.NDArray[np.float64], average_length: float) -> npt.NDArray[np.float64]:
+    """BM25's document-length normalisation, per document slot."""
+    return K1 * (1.0 - B + B * lengths / average_length)
 
-    The same text serves both backends except for the parameter placeholder.
+
+def term_gains(postings: TermPostings, norms: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """BM25's saturated term frequency, per posting, before the term's idf weight."""
+    tfs = postings.tfs.astype(np.float64)
+    return tfs * (K1 + 1.0) / (tfs + norms[postings.slots])
+
+
+def top_documents(
+    documents: Documents,
+    weighted: Sequence[tuple[TermPostings, npt.NDArray[np.float64], float]],
+    limit: int,
+) -> list[int]:
+    """Keys of the `limit` best live documents, best first; ties go to the larger key.
+
+    `weighted` holds each matching query term's postings, their `term_gains`, and the term's idf.
+    Every backend ranks through this one function, so the order cannot differ between them. Each
+    score is float64 summed term by term in query order; scores are rounded before comparing so
+    near-equal sums still order by key.
     """
-    p = placeholder
-    # Every number is a double on both engines: MySQL mode would otherwise do DECIMAL arithmetic
-    # on literals and parameters, with its own rounding. (x * 1e0) makes a parameter a double.
-    cases = " ".join(f"WHEN {p} THEN ({p} * 1e0)" for _ in range(term_count))
-    terms = ", ".join([p] * term_count)
-    return (
-        "SELECT p.doc_key FROM search_postings p"
-        " JOIN search_docs d ON d.family = p.family AND d.doc_key = p.doc_key"
-        f" WHERE p.scope_key = {p} AND p.family = {p} AND p.term IN ({terms})"
-        " GROUP BY p.doc_key"
-        f" ORDER BY ROUND(SUM((CASE p.term {cases} ELSE 0e0 END) * p.tf * {K1 + 1!r}e0"
-        f" / (p.tf + {K1!r}e0 * (1e0 - {B!r}e0 + {B!r}e0 * d.length / ({p} * 1e0)))), {SCORE_DIGITS}) DESC,"
-        " p.doc_key DESC"
-        f" LIMIT {p}"
+    count = len(documents.keys)
+    if count == 0 or not weighted:
+        return []
+    scores = np.bincount(
+        np.concatenate([postings.slots for postings, _, _ in weighted]),
+        weights=np.concatenate([weight * gains for _, gains, weight in weighted]),
+        minlength=count,
     )
-
-
-def ranked_query_params(scope_key: int, family: str, rank: Ranking, limit: int) -> tuple[object, ...]:
-    """Parameters in the order their placeholders appear: the filter, the IN list, the CASE pairs,
-    the average length, the limit."""
-    pairs = [value for term_weight in rank.weights for value in term_weight]
-    terms = [term for term, _ in rank.weights]
-    return (scope_key, family, *terms, *pairs, rank.average_length, limit)
+    scores[~documents.alive] = 0.0
+    scores = np.round(scores, SCORE_DIGITS)
+    matched = np.flatnonzero(scores > 0.0)
+    if matched.size > limit:
+        # Keep everything tied with the limit-th score, then let the key order decide among them.
+        cut = matched.size - limit
+        kth = np.partition(scores[matched], cut)[cut]
+        matched = matched[scores[matched] >= kth]
+    order = np.lexsort((-documents.keys[matched], -scores[matched]))[:limit]
+    return [int(key) for key in documents.keys[matched[order]]]

@@ -148,6 +148,22 @@ MIGRATIONS: tuple[Migration, ...] = (
             PRIMARY KEY (scope_key, family)
         ) {_TABLE}
         """,
+    ),
+    Migration(
+        4,
+        f"""
+        ALTER TABLE search_stats ADD COLUMN generation BIGINT NOT NULL DEFAULT 0;
+        CREATE INDEX search_docs_scope ON search_docs (scope_key, family);
+        CREATE TABLE search_log (
+            scope_key BIGINT NOT NULL,
+            family VARCHAR(32) NOT NULL,
+            generation BIGINT NOT NULL,
+            doc_key BIGINT NOT NULL,
+            length BIGINT NOT NULL,
+            terms LONGTEXT,
+            PRIMARY KEY (scope_key, family, generation)
+        ) {_TABLE}
+        """,
         after=backfill,
     ),
 )

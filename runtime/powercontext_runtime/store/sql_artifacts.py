@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -19,8 +20,6 @@ from ..models import (
     Proposal,
     Topic,
 )
-from ..search_index import query_terms
-from ..text_search import SearchQuery
 from . import sql_search
 
 if TYPE_CHECKING:
@@ -150,22 +149,22 @@ def read_revision(
     )
 
 
-def search_heads(
-    conn: Conn, key: int, family: str, query: SearchQuery, limit: int
-) -> list[Experience | ProfileSnapshot | Topic]:
-    """Head revisions in retrieval order (shared BM25, ties to the newer revision)."""
-    keys = sql_search.search(conn, key, family, query_terms(query), limit)
-    if not keys:
-        return []
-    marks = ", ".join("?" * len(keys))
-    rows = {
-        row[0]: row[1:]
-        for row in conn.execute(
-            f"SELECT revision_key, artifact_id, revision, payload FROM artifact_revisions WHERE revision_key IN ({marks})",
-            keys,
-        )
+def head_documents(
+    conn: Conn, family: str, keys: Sequence[int]
+) -> dict[int, Experience | ProfileSnapshot | Topic]:
+    """The revisions behind ranked `doc_key`s that are still heads, by key."""
+    if not keys:  # MySQL mode has no empty IN ()
+        return {}
+    rows = conn.execute(
+        "SELECT r.revision_key, r.artifact_id, r.revision, r.payload FROM artifact_revisions r"
+        " JOIN artifact_heads h ON h.revision_key = r.revision_key"
+        f" WHERE r.revision_key IN ({', '.join('?' * len(keys))}) AND h.family = ?",
+        (*keys, family),
+    )
+    return {
+        int(key): decode_artifact(family, ArtifactRef(family, artifact_id, revision), payload)
+        for key, artifact_id, revision, payload in rows
     }
-    return [decode_artifact(family, ArtifactRef(family, rows[k][0], rows[k][1]), rows[k][2]) for k in keys]
 
 
 def latest_profile(conn: Conn, key: int) -> ProfileSnapshot | None:

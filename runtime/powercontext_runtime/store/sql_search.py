@@ -1,14 +1,21 @@
-"""The shared full-text index (`search_index.py`) in SQL: upkeep inside writes, ranked lookups."""
+"""The shared full-text index (`search_index.py`) in SQL: upkeep and log inside writes, ranked reads
+through the in-memory mirror (`search_mirror.py`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..search_index import document_terms, ranked_query_params, ranked_query_sql, ranking
+from ..search_index import document_terms, term_weights
+from .search_mirror import FamilyMirror, SearchMirror, encode_terms
 
 if TYPE_CHECKING:
     from .backends import Conn
+
+
+# Keep this many generations of `search_log` per (Scope, family); a mirror further behind rebuilds.
+LOG_RETAIN = 4096
+_PRUNE_EVERY = 256
 
 
 def index_document(conn: Conn, scope_key: int, family: str, doc_key: int, text: str) -> None:
@@ -28,11 +35,12 @@ def index_document(conn: Conn, scope_key: int, family: str, doc_key: int, text: 
         [(scope_key, family, term) for term in terms],
     )
     conn.execute(
-        "INSERT INTO search_stats (scope_key, family, documents, total_length) VALUES (?, ?, 1, ?)"
+        "INSERT INTO search_stats (scope_key, family, documents, total_length, generation) VALUES (?, ?, 1, ?, 1)"
         " ON CONFLICT (scope_key, family) DO UPDATE SET documents = documents + 1,"
-        " total_length = total_length + excluded.total_length",
+        " total_length = total_length + excluded.total_length, generation = generation + 1",
         (scope_key, family, length),
     )
+    _log(conn, scope_key, family, doc_key, length, encode_terms(dict(terms)))
 
 
 def unindex_document(conn: Conn, scope_key: int, family: str, doc_key: int, text: str) -> None:
@@ -47,48 +55,131 @@ def unindex_document(conn: Conn, scope_key: int, family: str, doc_key: int, text
     )
     conn.execute("DELETE FROM search_docs WHERE family = ? AND doc_key = ?", (family, doc_key))
     conn.execute(
-        "UPDATE search_stats SET documents = documents - 1, total_length = total_length - ?"
-        " WHERE scope_key = ? AND family = ?",
+        "UPDATE search_stats SET documents = documents - 1, total_length = total_length - ?,"
+        " generation = generation + 1 WHERE scope_key = ? AND family = ?",
         (sum(terms.values()), scope_key, family),
     )
+    _log(conn, scope_key, family, doc_key, 0, None)
 
 
-def search(conn: Conn, scope_key: int, family: str, terms: Sequence[str], limit: int) -> list[int]:
-    """`doc_key`s of the best documents, best first."""
-    if not terms:
-        return []
-    stats = conn.execute(
-        "SELECT documents, total_length FROM search_stats WHERE scope_key = ? AND family = ?",
-        (scope_key, family),
-    ).fetchone()
-    if stats is None or stats[0] == 0:
-        return []
-    marks = ", ".join("?" * len(terms))
-    frequencies = conn.execute(
-        f"SELECT term, df FROM search_terms WHERE scope_key = ? AND family = ? AND term IN ({marks})",
+def _log(conn: Conn, scope_key: int, family: str, doc_key: int, length: int, terms: str | None) -> None:
+    """Record the change under the generation just taken, for mirrors to replay."""
+    generation = int(
+        conn.execute(
+            "SELECT generation FROM search_stats WHERE scope_key = ? AND family = ?", (scope_key, family)
+        ).fetchone()[0]
+    )
+    conn.execute(
+        "INSERT INTO search_log (scope_key, family, generation, doc_key, length, terms) VALUES (?, ?, ?, ?, ?, ?)",
+        (scope_key, family, generation, doc_key, length, terms),
+    )
+    if generation % _PRUNE_EVERY == 0:
+        conn.execute(
+            "DELETE FROM search_log WHERE scope_key = ? AND family = ? AND generation <= ?",
+            (scope_key, family, generation - LOG_RETAIN),
+        )
+
+
+def _marks(values: Sequence[object]) -> str:
+    return ", ".join("?" * len(values))
+
+
+def ranked(
+    conn: Conn, mirror: SearchMirror, scope_keys: Sequence[int], family: str, terms: Sequence[str], limit: int
+) -> dict[int, list[int]]:
+    """The best `doc_key`s of each Scope's family, best first.
+
+    The caller holds `mirror.lock` and opened `conn`'s transaction after taking it.
+    """
+    if not terms or not scope_keys:
+        return {key: [] for key in scope_keys}
+    stats = {
+        int(row[0]): (int(row[1]), int(row[2]), int(row[3]))
+        for row in conn.execute(
+            "SELECT scope_key, generation, documents, total_length FROM search_stats"
+            f" WHERE family = ? AND scope_key IN ({_marks(scope_keys)})",
+            (family, *scope_keys),
+        )
+    }
+    frequencies: dict[int, dict[str, int]] = {}
+    for scope_key, term, df in conn.execute(
+        "SELECT scope_key, term, df FROM search_terms"
+        f" WHERE family = ? AND scope_key IN ({_marks(scope_keys)}) AND term IN ({_marks(terms)})",
+        (family, *scope_keys, *terms),
+    ):
+        frequencies.setdefault(int(scope_key), {})[term] = int(df)
+    found: dict[int, list[int]] = {}
+    for scope_key in scope_keys:
+        generation, documents, total_length = stats.get(scope_key, (0, 0, 0))
+        weights = term_weights(terms, frequencies.get(scope_key, {}), documents)
+        if documents == 0 or not weights:
+            found[scope_key] = []
+            continue
+        family_mirror = _synced(conn, mirror, scope_key, family, generation)
+        missing = family_mirror.missing(term for term, _ in weights)
+        if missing:
+            _load_terms(conn, family_mirror, scope_key, family, missing)
+        found[scope_key] = family_mirror.top(weights, total_length / documents, limit)
+    mirror.evict()
+    return found
+
+
+def _synced(conn: Conn, mirror: SearchMirror, scope_key: int, family: str, generation: int) -> FamilyMirror:
+    """The family's mirror at `generation`: replayed from the log, or rebuilt from the tables."""
+    current = mirror.get(scope_key, family)
+    if current is not None and current.generation < generation and not current.stale:
+        rows = [
+            (int(g), int(k), int(length), terms)
+            for g, k, length, terms in conn.execute(
+                "SELECT generation, doc_key, length, terms FROM search_log"
+                " WHERE scope_key = ? AND family = ? AND generation > ? AND generation <= ? ORDER BY generation",
+                (scope_key, family, current.generation, generation),
+            )
+        ]
+        if len(rows) == generation - current.generation:
+            current.replay(rows)
+    if current is not None and current.generation == generation and not current.stale:
+        return current
+    docs = [
+        (int(k), int(length))
+        for k, length in conn.execute(
+            "SELECT doc_key, length FROM search_docs WHERE scope_key = ? AND family = ?", (scope_key, family)
+        )
+    ]
+    rebuilt = FamilyMirror(generation, docs)
+    mirror.put(scope_key, family, rebuilt)
+    return rebuilt
+
+
+def _load_terms(
+    conn: Conn, family_mirror: FamilyMirror, scope_key: int, family: str, terms: list[str]
+) -> None:
+    rows: dict[str, list[tuple[int, int]]] = {term: [] for term in terms}
+    for term, doc_key, tf in conn.execute(
+        f"SELECT term, doc_key, tf FROM search_postings WHERE scope_key = ? AND family = ? AND term IN ({_marks(terms)})",
         (scope_key, family, *terms),
-    ).fetchall()
-    rank = ranking(terms, frequencies, stats[0], stats[1])
-    if rank.is_empty:
-        return []
-    rows = conn.execute(
-        ranked_query_sql("?", len(rank.weights)), ranked_query_params(scope_key, family, rank, limit)
-    ).fetchall()
-    return [int(row[0]) for row in rows]
+    ):
+        rows[term].append((int(doc_key), int(tf)))
+    for term, postings in rows.items():
+        family_mirror.install(term, postings)
 
 
 def backfill(conn: Conn) -> None:
-    """Index every current head document (the upgrade from the per-family FTS5 tables)."""
+    """Index every current head document the index lacks (an upgrade from before the index)."""
     from ..models import ArtifactRef
     from .sql_artifacts import decode_artifact, search_text
 
     for version_key, scope_key, text in conn.execute(
-        "SELECT version_key, scope_key, text FROM memory_entry_versions WHERE removed_revision IS NULL"
+        "SELECT v.version_key, v.scope_key, v.text FROM memory_entry_versions v"
+        " LEFT JOIN search_docs d ON d.family = 'memory' AND d.doc_key = v.version_key"
+        " WHERE v.removed_revision IS NULL AND d.doc_key IS NULL"
     ).fetchall():
         index_document(conn, scope_key, "memory", version_key, text)
     for revision_key, scope_key, family, artifact_id, revision, payload in conn.execute(
         "SELECT r.revision_key, r.scope_key, r.family, r.artifact_id, r.revision, r.payload FROM artifact_heads h"
-        " JOIN artifact_revisions r ON r.revision_key = h.revision_key WHERE h.family IN ('experience', 'topic-memory')"
+        " JOIN artifact_revisions r ON r.revision_key = h.revision_key"
+        " LEFT JOIN search_docs d ON d.family = h.family AND d.doc_key = h.revision_key"
+        " WHERE h.family IN ('experience', 'topic-memory') AND d.doc_key IS NULL"
     ).fetchall():
         artifact = decode_artifact(family, ArtifactRef(family, artifact_id, revision), payload)
         index_document(conn, scope_key, family, revision_key, search_text(artifact))

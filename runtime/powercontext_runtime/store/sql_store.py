@@ -9,7 +9,7 @@ time, and a stale `expected_*` or citation is a 409, never a lost or duplicated 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 
 from ..errors import (
@@ -44,15 +44,17 @@ from ..text_search import SearchQuery
 from . import migrations, sql_search
 from . import sql_artifacts as artifacts
 from .backends import Backend, Conn
+from .search_mirror import SearchMirror
 from .sql_artifacts import now
 
 
 class SqlStore:
-    def __init__(self, backend: Backend) -> None:
+    def __init__(self, backend: Backend, search_mirror: SearchMirror | None = None) -> None:
         self._backend = backend
         self._local = threading.local()
         self._connections: list[Conn] = []
         self._lock = threading.Lock()
+        self._search = search_mirror or SearchMirror()
         self._migrate()
 
     # Connections and transactions ----------------------------------------------------------------
@@ -281,32 +283,58 @@ class SqlStore:
         terms = query_terms(query)
         if not terms:
             return [[] for _ in scope_ids]
-        results: list[list[MemoryHit]] = []
-        with self._transaction(write=False) as conn:
-            for scope_id in scope_ids:
-                row = conn.execute(
-                    "SELECT scope_key, memory_revision FROM scopes WHERE scope_id = ?", (scope_id,)
-                ).fetchone()
-                if row is None:
-                    results.append([])
-                    continue
-                scope_key, revision = row
-                keys = sql_search.search(conn, scope_key, MEMORY_FAMILY, terms, limit)
-                if not keys:  # MySQL mode has no empty IN ()
-                    results.append([])
-                    continue
-                found = {
-                    row[0]: row[1:]
-                    for row in conn.execute(
+        with self._ranked_reads() as (conn, release_mirror):
+            scopes = _scope_rows(conn, scope_ids, "memory_revision")
+            found = sql_search.ranked(
+                conn, self._search, [key for key, _ in scopes.values()], MEMORY_FAMILY, terms, limit
+            )
+            release_mirror()
+            keys = [k for ks in found.values() for k in ks]
+            rows = {
+                row[0]: row[1:]
+                for row in (
+                    conn.execute(
                         "SELECT version_key, entry_id, entry_version_id, text FROM memory_entry_versions"
-                        f" WHERE version_key IN ({', '.join('?' * len(keys))})",
+                        f" WHERE version_key IN ({', '.join('?' * len(keys))}) AND removed_revision IS NULL",
                         keys,
                     )
-                }
-                results.append(
-                    [MemoryHit(MemoryCitation(revision, found[k][0], found[k][1]), found[k][2]) for k in keys]
+                    if keys  # MySQL mode has no empty IN ()
+                    else ()
                 )
+            }
+        results: list[list[MemoryHit]] = []
+        for scope_id in scope_ids:
+            if scope_id not in scopes:
+                results.append([])
+                continue
+            scope_key, revision = scopes[scope_id]
+            results.append(
+                [
+                    MemoryHit(MemoryCitation(revision, rows[k][0], rows[k][1]), rows[k][2])
+                    for k in found[scope_key]
+                    if k in rows
+                ]
+            )
         return results
+
+    @contextmanager
+    def _ranked_reads(self) -> Iterator[tuple[Conn, Callable[[], None]]]:
+        """A read transaction begun under the search mirror's lock, and a call that releases the
+        lock early once ranking is done (the rest of the body reads the transaction only)."""
+        lock = self._search.lock
+        lock.acquire()
+        held = [True]
+
+        def release() -> None:
+            if held[0]:
+                held[0] = False
+                lock.release()
+
+        try:
+            with self._transaction(write=False) as conn:
+                yield conn, release
+        finally:
+            release()
 
     # Experience, Profile, Topic Memory and Candidates --------------------------------------------
     def propose(
@@ -398,19 +426,36 @@ class SqlStore:
     def _search_heads(
         self, scope_ids: Sequence[str], family: str, query: SearchQuery, limit: int
     ) -> list[list[Experience | ProfileSnapshot | Topic]]:
-        if query.is_empty:
+        terms = query_terms(query)
+        if not terms:
             return [[] for _ in scope_ids]
-        with self._transaction(write=False) as conn:
-            out: list[list[Experience | ProfileSnapshot | Topic]] = []
-            for scope_id in scope_ids:
-                row = conn.execute("SELECT scope_key FROM scopes WHERE scope_id = ?", (scope_id,)).fetchone()
-                out.append(
-                    [] if row is None else artifacts.search_heads(conn, int(row[0]), family, query, limit)
-                )
-            return out
+        with self._ranked_reads() as (conn, release_mirror):
+            scopes = _scope_rows(conn, scope_ids)
+            found = sql_search.ranked(
+                conn, self._search, [key for key, _ in scopes.values()], family, terms, limit
+            )
+            release_mirror()
+            heads = artifacts.head_documents(conn, family, [k for ks in found.values() for k in ks])
+        return [
+            [heads[k] for k in found[scopes[scope_id][0]] if k in heads] if scope_id in scopes else []
+            for scope_id in scope_ids
+        ]
 
 
 # Helpers that run inside an open transaction ---------------------------------------------------
+
+
+def _scope_rows(conn: Conn, scope_ids: Sequence[str], column: str = "0") -> dict[str, tuple[int, int]]:
+    """`scope_key` and one more column of each existing Scope, by id."""
+    if not scope_ids:
+        return {}
+    return {
+        row[0]: (int(row[1]), int(row[2]))
+        for row in conn.execute(
+            f"SELECT scope_id, scope_key, {column} FROM scopes WHERE scope_id IN ({', '.join('?' * len(scope_ids))})",
+            list(scope_ids),
+        )
+    }
 
 
 def _load_scope(conn: Conn, scope_id: str) -> Scope | None:

@@ -157,6 +157,24 @@ MIGRATIONS: tuple[Migration, ...] = (
             PRIMARY KEY (scope_key, family)
         );
         """,
+    ),
+    Migration(
+        4,
+        """
+        -- A generation per (Scope, family) and a log of index changes let in-memory mirrors of the
+        -- index catch up by replay (see search_mirror.py); the backfill moves here from 3.
+        ALTER TABLE search_stats ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
+        CREATE INDEX search_docs_scope ON search_docs (scope_key, family);
+        CREATE TABLE search_log (
+            scope_key INTEGER NOT NULL,
+            family TEXT NOT NULL,
+            generation INTEGER NOT NULL,
+            doc_key INTEGER NOT NULL,
+            length INTEGER NOT NULL,
+            terms TEXT,
+            PRIMARY KEY (scope_key, family, generation)
+        ) WITHOUT ROWID;
+        """,
         after=backfill,
     ),
 )

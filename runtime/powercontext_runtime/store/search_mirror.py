@@ -1,0 +1,167 @@
+"""An in-memory mirror of the search index, so ranking reads arrays instead of aggregating rows.
+
+The database stays the only source of truth. Each (Scope, family) mirror holds its documents (key,
+length, still a head?) and the postings of the terms queried so far, as of a `generation`: the
+counter every index write bumps in `search_stats`, in the same transaction as the postings. A
+query first brings the mirror up to the database's generation by replaying `search_log` (one row
+per indexed or unindexed document), loads the postings of terms it has not seen, and ranks.
+
+Replaying is idempotent: a document already mirrored is not added twice, and postings of unknown
+documents are ignored, so a mirror built from reads that straddle a concurrent write converges.
+A mirror too far behind the retained log, or holding too many removed documents, is rebuilt.
+The whole mirror set is bounded by a postings budget and evicts the least recently used mirror.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from ..search_index import Documents, TermPostings, length_norms, term_gains, top_documents
+
+# About 8 bytes a posting: 32M postings is some 256 MiB of arrays before eviction starts.
+MAX_POSTINGS = 32_000_000
+# Rebuild rather than keep scoring dead documents once a quarter of the slots are dead.
+_MIN_DEAD_FOR_REBUILD = 1024
+
+LogRow = tuple[int, int, int, str | None]  # generation, doc_key, length, terms JSON (None: removed)
+
+
+def encode_terms(terms: dict[str, int]) -> str:
+    return json.dumps(terms, ensure_ascii=False, separators=(",", ":"))
+
+
+class FamilyMirror:
+    """One Scope family's documents and the postings of the terms queried so far."""
+
+    def __init__(self, generation: int, docs: Sequence[tuple[int, int]]) -> None:
+        self.generation = generation
+        count = len(docs)
+        capacity = max(64, count * 2)
+        self._keys = np.zeros(capacity, np.int64)
+        self._lengths = np.zeros(capacity, np.float64)
+        self._alive = np.zeros(capacity, np.bool_)
+        if count:
+            self._keys[:count] = [key for key, _ in docs]
+            self._lengths[:count] = [length for _, length in docs]
+            self._alive[:count] = True
+        self._count = count
+        self._slot_of: dict[int, int] = {int(key): slot for slot, (key, _) in enumerate(docs)}
+        self._terms: dict[str, TermPostings] = {}
+        self._dead = 0
+        self.postings = 0
+        # Per-posting BM25 gains for one average length; every write changes it, so they live
+        # as long as the Scope family's index stays unchanged (reads between writes reuse them).
+        self._norms_average = -1.0
+        self._norms = np.zeros(0)
+        self._gains: dict[str, npt.NDArray[np.float64]] = {}
+
+    @property
+    def stale(self) -> bool:
+        return self._dead >= _MIN_DEAD_FOR_REBUILD and self._dead * 4 >= self._count
+
+    def missing(self, terms: Iterable[str]) -> list[str]:
+        return [term for term in terms if term not in self._terms]
+
+    def _add_document(self, key: int, length: int) -> int:
+        slot = self._count
+        if slot == len(self._keys):
+            grown = slot * 2
+            self._keys = np.resize(self._keys, grown)
+            self._lengths = np.resize(self._lengths, grown)
+            self._alive = np.resize(self._alive, grown)
+        self._keys[slot] = key
+        self._lengths[slot] = length
+        self._alive[slot] = True
+        self._slot_of[key] = slot
+        self._count += 1
+        return slot
+
+    def replay(self, rows: Sequence[LogRow]) -> None:
+        """Apply logged index changes after `generation`, in generation order."""
+        appended: dict[str, list[tuple[int, int]]] = {}
+        for generation, key, length, terms in rows:
+            self.generation = generation
+            if terms is None:
+                slot = self._slot_of.get(key)
+                if slot is not None and self._alive[slot]:
+                    self._alive[slot] = False
+                    self._dead += 1
+                continue
+            if key in self._slot_of:
+                continue
+            slot = self._add_document(key, length)
+            for term, tf in json.loads(terms).items():
+                if term in self._terms:
+                    appended.setdefault(term, []).append((slot, tf))
+        for term, pairs in appended.items():
+            old = self._terms[term]
+            slots = np.array([slot for slot, _ in pairs], np.int32)
+            tfs = np.array([tf for _, tf in pairs], np.float32)
+            self._terms[term] = TermPostings(
+                np.concatenate((old.slots, slots)), np.concatenate((old.tfs, tfs))
+            )
+            self.postings += len(pairs)
+
+    def install(self, term: str, rows: Sequence[tuple[int, int]]) -> None:
+        """Postings of a term read at this mirror's generation; unknown documents are skipped."""
+        slot_of = self._slot_of
+        pairs = [(slot, tf) for key, tf in rows if (slot := slot_of.get(key)) is not None]
+        self._terms[term] = TermPostings(
+            np.array([slot for slot, _ in pairs], np.int32), np.array([tf for _, tf in pairs], np.float32)
+        )
+        self.postings += len(pairs)
+
+    def top(self, weights: Sequence[tuple[str, float]], average_length: float, limit: int) -> list[int]:
+        count = self._count
+        if count == 0 or average_length <= 0.0:
+            return []
+        if average_length != self._norms_average or len(self._norms) != count:
+            self._norms = length_norms(self._lengths[:count], average_length)
+            self._norms_average = average_length
+            self._gains.clear()
+        weighted = []
+        for term, weight in weights:
+            postings = self._terms[term]
+            gains = self._gains.get(term)
+            if gains is None:
+                gains = self._gains[term] = term_gains(postings, self._norms)
+            weighted.append((postings, gains, weight))
+        documents = Documents(self._keys[:count], self._lengths[:count], self._alive[:count])
+        return top_documents(documents, weighted, limit)
+
+
+class SearchMirror:
+    """Every mirrored (Scope key, family), least recently used first; one lock guards them all.
+
+    Callers take `lock` before they open the transaction they sync in, so no mirror can be newer
+    than what that transaction reads.
+    """
+
+    def __init__(self, max_postings: int = MAX_POSTINGS) -> None:
+        self.lock = threading.Lock()
+        self._max_postings = max_postings
+        self._mirrors: OrderedDict[tuple[int, str], FamilyMirror] = OrderedDict()
+
+    def get(self, scope_key: int, family: str) -> FamilyMirror | None:
+        mirror = self._mirrors.get((scope_key, family))
+        if mirror is not None:
+            self._mirrors.move_to_end((scope_key, family))
+        return mirror
+
+    def put(self, scope_key: int, family: str, mirror: FamilyMirror) -> None:
+        self._mirrors[(scope_key, family)] = mirror
+        self._mirrors.move_to_end((scope_key, family))
+
+    def evict(self) -> None:
+        """Drop least recently used mirrors until the postings fit the budget (keep the newest)."""
+        while len(self._mirrors) > 1 and sum(m.postings for m in self._mirrors.values()) > self._max_postings:
+            self._mirrors.popitem(last=False)
+
+    def clear(self) -> None:
+        self._mirrors.clear()

@@ -1,0 +1,139 @@
+"""The in-memory search mirror ranks exactly as BM25 recomputed from the stored heads, however
+writes, other store instances, a pruned log or eviction interleave with queries.
+
+Rule: search order is the shared index's (search_index.py): BM25 with Lucene idf, scores rounded to
+9 digits, ties to the newer document; the mirror is a cache, so it must never change an answer.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import sqlite3
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from powercontext_runtime.models import MemoryCitation, Scope
+from powercontext_runtime.search_index import K1, SCORE_DIGITS, B, document_terms, query_terms
+from powercontext_runtime.store import sql_search
+from powercontext_runtime.store.backends import SqliteBackend
+from powercontext_runtime.store.search_mirror import SearchMirror
+from powercontext_runtime.store.sql_store import SqlStore
+from powercontext_runtime.text_search import parse_query
+
+WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "记忆", "系统", "heron", "the", "a"]
+QUERIES = ["alpha beta", "the heron", "记忆系统", "gamma delta epsilon a", "zeta", "the a alpha"]
+
+
+def reference_ranking(db: Path, scope_id: str, query: str, limit: int) -> list[str]:
+    """Texts of the best heads, by BM25 recomputed in plain Python from the heads themselves."""
+    conn = sqlite3.connect(db)
+    rows = conn.execute(
+        "SELECT v.version_key, v.text FROM memory_entry_versions v JOIN scopes s ON s.scope_key = v.scope_key"
+        " WHERE s.scope_id = ? AND v.removed_revision IS NULL",
+        (scope_id,),
+    ).fetchall()
+    conn.close()
+    docs = {key: document_terms(text) for key, text in rows}
+    texts = dict(rows)
+    if not docs:
+        return []
+    average = sum(sum(t.values()) for t in docs.values()) / len(docs)
+    df = Counter(term for terms in docs.values() for term in terms)
+    scored = []
+    for key, terms in docs.items():
+        length = sum(terms.values())
+        score = 0.0
+        for term in query_terms(parse_query(query)):
+            if term in terms:
+                weight = math.log(1.0 + (len(docs) - df[term] + 0.5) / (df[term] + 0.5))
+                tf = float(terms[term])
+                score += weight * (tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * length / average)))
+        if score > 0:
+            scored.append((round(score, SCORE_DIGITS), key))
+    scored.sort(reverse=True)
+    return [texts[key] for _, key in scored[:limit]]
+
+
+def texts(store: SqlStore, query: str, limit: int = 5) -> list[str]:
+    return [hit.text for hit in store.search_memory(["s:1"], parse_query(query), limit)[0]]
+
+
+def churn(store: SqlStore, rng: random.Random, live: list[MemoryCitation], steps: int) -> None:
+    for _ in range(steps):
+        action = rng.random()
+        text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 8)))
+        if action < 0.55 or not live:
+            live.append(store.remember("s:1", text, "fact", None).citation)
+        elif action < 0.8:
+            old = live.pop(rng.randrange(len(live)))
+            live.append(store.revise_memory_entry("s:1", old, text).citation)
+        else:
+            store.retire_memory_entry("s:1", live.pop(rng.randrange(len(live))))
+
+
+def test_two_stores_on_one_database_stay_exact_while_both_write(tmp_path: Path) -> None:
+    db = tmp_path / "db.sqlite3"
+    first, second = SqlStore(SqliteBackend(str(db))), SqlStore(SqliteBackend(str(db)))
+    first.create_scope(Scope("s:1", "", "", (), 1))
+    rng = random.Random(11)
+    live: list[MemoryCitation] = []
+    for round_ in range(30):
+        writer = first if round_ % 2 else second
+        # Writes through one store drop the other's citations; keep them valid by re-reading.
+        live = [hit.citation for hit in writer.search_memory(["s:1"], parse_query(" ".join(WORDS)), 1000)[0]]
+        churn(writer, rng, live, rng.randint(1, 6))
+        for query in QUERIES:
+            expected = reference_ranking(db, "s:1", query, 5)
+            assert texts(first, query) == expected, query
+            assert texts(second, query) == expected, query
+    first.close()
+    second.close()
+
+
+def test_a_mirror_behind_the_pruned_log_rebuilds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sql_search, "LOG_RETAIN", 4)
+    monkeypatch.setattr(sql_search, "_PRUNE_EVERY", 2)
+    db = tmp_path / "db.sqlite3"
+    reader, writer = SqlStore(SqliteBackend(str(db))), SqlStore(SqliteBackend(str(db)))
+    writer.create_scope(Scope("s:1", "", "", (), 1))
+    rng = random.Random(5)
+    live: list[MemoryCitation] = []
+    churn(writer, rng, live, 10)
+    assert texts(reader, "alpha heron") == reference_ranking(db, "s:1", "alpha heron", 5)
+    churn(writer, rng, live, 40)  # far more than the 4 generations kept
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT COUNT(*) FROM search_log").fetchone()[0] < 10
+    conn.close()
+    for query in QUERIES:
+        assert texts(reader, query) == reference_ranking(db, "s:1", query, 5), query
+    reader.close()
+    writer.close()
+
+
+def test_eviction_under_a_tiny_budget_changes_no_answer(tmp_path: Path) -> None:
+    db = tmp_path / "db.sqlite3"
+    store = SqlStore(SqliteBackend(str(db)), SearchMirror(max_postings=3))  # evicts on every query
+    for scope_id in ("s:1", "s:2"):
+        store.create_scope(Scope(scope_id, "", "", (), 1))
+    rng = random.Random(3)
+    for _ in range(40):
+        for scope_id in ("s:1", "s:2"):
+            store.remember(scope_id, " ".join(rng.choice(WORDS) for _ in range(4)), "fact", None)
+    for query in QUERIES:
+        found = store.search_memory(["s:1", "s:2"], parse_query(query), 5)
+        assert [h.text for h in found[0]] == reference_ranking(db, "s:1", query, 5)
+        assert [h.text for h in found[1]] == reference_ranking(db, "s:2", query, 5)
+    store.close()
+
+
+def test_ties_go_to_the_newer_document(tmp_path: Path) -> None:
+    store = SqlStore(SqliteBackend(str(tmp_path / "db.sqlite3")))
+    store.create_scope(Scope("s:1", "", "", (), 1))
+    for text in ("same words", "same words", "same words"):
+        store.remember("s:1", text, "fact", None)
+    hits = store.search_memory(["s:1"], parse_query("same"), 2)[0]
+    assert [h.citation.entry_id for h in hits] == ["entry-3", "entry-2"]
+    store.close()
