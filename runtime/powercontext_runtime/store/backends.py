@@ -10,13 +10,14 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import unquote, urlsplit
 
 from . import mysql_schema, sqlite_schema
 from .migrations import Migration
+from .sqlite_checkpoint import AUTOCHECKPOINT_BACKSTOP_PAGES, WalCheckpointer
 
 
 class Cursor(Protocol):
@@ -62,6 +63,9 @@ class Backend(Protocol):
 
     def close(self, conn: Conn) -> None: ...
 
+    def stop(self) -> None:
+        """After the last connection closed: end anything the backend runs on its own."""
+
 
 # SQLite -------------------------------------------------------------------------------------------
 
@@ -71,6 +75,7 @@ _BUSY_TIMEOUT_MS = 10_000
 class _SqliteConn:
     def __init__(self, raw: sqlite3.Connection) -> None:
         self.raw = raw
+        self.writing = False
         self._sql: dict[str, str] = {}
 
     def _spell(self, sql: str) -> str:
@@ -93,10 +98,12 @@ class SqliteBackend:
     migrations: tuple[Migration, ...] = sqlite_schema.MIGRATIONS
     errors: tuple[type[Exception], ...] = (sqlite3.Error,)
     duplicate_key: type[Exception] = sqlite3.IntegrityError
+    checkpointer: WalCheckpointer | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            object.__setattr__(self, "checkpointer", WalCheckpointer(self.path, _BUSY_TIMEOUT_MS / 1000))
 
     def connect(self) -> Conn:
         # check_same_thread=False only so close() can run from the shutdown thread; each
@@ -107,6 +114,7 @@ class SqliteBackend:
         for pragma in (
             "journal_mode=WAL",
             "synchronous=NORMAL",
+            f"wal_autocheckpoint={AUTOCHECKPOINT_BACKSTOP_PAGES}",
             "foreign_keys=ON",
             f"busy_timeout={_BUSY_TIMEOUT_MS}",
         ):
@@ -115,10 +123,15 @@ class SqliteBackend:
 
     def begin(self, conn: Conn, write: bool) -> None:
         # IMMEDIATE takes the write lock up front (no lock upgrades); a plain BEGIN is a read snapshot.
+        assert isinstance(conn, _SqliteConn)
+        conn.writing = write
         conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
 
     def commit(self, conn: Conn) -> None:
+        assert isinstance(conn, _SqliteConn)
         conn.execute("COMMIT")
+        if conn.writing and self.checkpointer is not None:
+            self.checkpointer.nudge()
 
     def rollback(self, conn: Conn) -> None:
         assert isinstance(conn, _SqliteConn)
@@ -128,6 +141,10 @@ class SqliteBackend:
     def close(self, conn: Conn) -> None:
         assert isinstance(conn, _SqliteConn)
         conn.raw.close()
+
+    def stop(self) -> None:
+        if self.checkpointer is not None:
+            self.checkpointer.stop()
 
 
 def sqlite_path_from_url(url: str) -> str:
@@ -247,3 +264,6 @@ class MysqlBackend:
     def close(self, conn: Conn) -> None:
         assert isinstance(conn, _MysqlConn)
         conn.raw.close()
+
+    def stop(self) -> None:
+        """Nothing runs on its own: the server does its own housekeeping."""

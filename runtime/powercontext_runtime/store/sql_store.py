@@ -106,6 +106,7 @@ class SqlStore:
                     self._backend.close(conn)
             self._connections.clear()
         self._local = threading.local()
+        self._backend.stop()
 
     # Scopes -------------------------------------------------------------------------------------
     def create_scope(self, scope: Scope) -> Scope:
