@@ -16,7 +16,6 @@ import random
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from powercontext_runtime.application import ScopedContextApplication
@@ -314,10 +313,10 @@ class CorpusSpec:
     def topics(self) -> int:
         return max(8, self.entries_per_scope // 500)
 
-    def fingerprint(self, extra_sources: Sequence[Path] = ()) -> str:
+    def fingerprint(self, extra_sources: Sequence[str] = ()) -> str:
         digest = hashlib.sha256(f"{GENERATOR_VERSION}:{self.entries_per_scope}:{self.seed}".encode())
-        for path in extra_sources:
-            digest.update(path.read_bytes())
+        for source in extra_sources:
+            digest.update(source.encode())
         return digest.hexdigest()[:12]
 
 
