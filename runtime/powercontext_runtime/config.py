@@ -25,6 +25,7 @@ class Settings:
     max_body_bytes: int = 1_048_576
     assembly_max_entries: int = 8
     log_level: str = "info"
+    workers: int = 1
     access_mode: Literal["enforced", "disabled"] | None = None  # None: enforced iff credentials exist
     auth_file: Path | None = None
     auth_token: str | None = field(default=None, repr=False)  # never printed
@@ -43,6 +44,7 @@ class Settings:
                 env, "POWERCONTEXT_SERVER_RUNTIME_CONTEXT_ASSEMBLY_MAX_ENTRIES", 8
             ),
             log_level=env.get("POWERCONTEXT_SERVER_LOG_LEVEL", "info").lower(),
+            workers=_positive_int(env, "POWERCONTEXT_SERVER_WORKERS", 1),
             access_mode=_access_mode(env.get("POWERCONTEXT_SERVER_ACCESS_MODE")),
             auth_file=Path(env["POWERCONTEXT_SERVER_AUTH_FILE"])
             if env.get("POWERCONTEXT_SERVER_AUTH_FILE")

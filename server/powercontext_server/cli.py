@@ -14,6 +14,7 @@ import secrets
 import sys
 import warnings
 from collections.abc import Sequence
+from typing import Any
 
 import uvicorn
 from uvicorn.config import LOG_LEVELS
@@ -91,19 +92,27 @@ def serve(settings: Settings) -> None:
     from .app import create_app
 
     load_access_policy(settings)  # refuse a bad access configuration before opening the store
-    application = open_application(settings)
-    try:
-        app = create_app(application, settings)
-        # Our own access line (with the request id) replaces uvicorn's; it never logs bodies or headers.
+    application = open_application(settings)  # also creates or upgrades the schema, once
+    # Our own access line (with the request id) replaces uvicorn's; it never logs bodies or headers.
+    options: dict[str, Any] = {
+        "host": settings.host,
+        "port": settings.port,
+        "log_level": settings.log_level,
+        "access_log": False,
+        "log_config": None,
+        "server_header": False,
+    }
+    if settings.workers > 1:
+        application.close()
+        # Each worker process builds its own application from the environment; pin the database
+        # the flags chose, so every worker opens the one this process just prepared.
+        os.environ["POWERCONTEXT_SERVER_DATABASE_URL"] = settings.database_url
         uvicorn.run(
-            app,
-            host=settings.host,
-            port=settings.port,
-            log_level=settings.log_level,
-            access_log=False,
-            log_config=None,
-            server_header=False,
+            "powercontext_server.worker:create_worker_app", factory=True, workers=settings.workers, **options
         )
+        return
+    try:
+        uvicorn.run(create_app(application, settings), **options)
     finally:
         application.close()
 

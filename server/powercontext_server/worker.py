@@ -1,0 +1,29 @@
+"""The ASGI app of one worker process when `POWERCONTEXT_SERVER_WORKERS` is above 1.
+
+uvicorn's supervisor starts each worker by import string, so a worker reads its settings from the
+environment (the parent pinned the database URL) and closes its store when the process exits.
+Workers share nothing but the database; each keeps its own search mirror, which catches up with
+the others' writes through the index log.
+"""
+
+from __future__ import annotations
+
+import atexit
+import warnings
+from typing import TYPE_CHECKING
+
+from powercontext_runtime.bootstrap import open_application
+from powercontext_runtime.config import Settings
+
+if TYPE_CHECKING:
+    import connexion
+
+
+def create_worker_app() -> connexion.AsyncApp:
+    warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
+    from .app import create_app
+
+    settings = Settings.from_env()
+    application = open_application(settings)
+    atexit.register(application.close)
+    return create_app(application, settings)
