@@ -232,7 +232,9 @@ def block(results: dict[str, Any]) -> str:
         "per run, against `powercontext serve` as its own process (default settings, access "
         "disabled, assembly limit raised to 26). Server CPU is utime+stime from /proc over each "
         f"run divided by its requests. Throughput: wrk, {plan['connections']} connections, "
-        f"{plan['throughput_seconds']} s per run. Ingest: wrk, one connection, "
+        f"{plan['throughput_seconds']} s per run, against a second server started with one worker "
+        "process per core (`POWERCONTEXT_SERVER_WORKERS`), its CPU summed over the workers and "
+        "each worker's search mirror warmed first. Ingest: wrk, one connection, "
         f"{plan['ingest_seconds']} s per run, into a fresh Scope. Peak memory: VmHWM at the end. On "
         "OceanBase the server's CPU and memory exclude the database process's own.",
         "",

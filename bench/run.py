@@ -202,12 +202,26 @@ def _sequential(
     return latency_run(samples), cpu_ms
 
 
+def _server_env(workers: int = 1) -> dict[str, str]:
+    return {
+        "POWERCONTEXT_SERVER_RUNTIME_CONTEXT_ASSEMBLY_MAX_ENTRIES": str(ASSEMBLY_MAX_ENTRIES),
+        "POWERCONTEXT_SERVER_WORKERS": str(workers),
+    }
+
+
+def _prepare_call(client: Client, mode: Mode, qs: Sequence[str], offset: int) -> Callable[[int], None]:
+    bodies = [mode.wire(q) for q in qs]
+
+    def call(i: int) -> None:
+        status, body = client.post("/v1/context/prepare", bodies[(offset + i) % len(bodies)])
+        assert status == 200, (status, body[:300])
+
+    return call
+
+
 def http_phase(url: str, plan: Plan, qs: Sequence[str], n: int, run_dir: Path) -> dict[str, Any]:
-    server = ServerProcess(
-        url,
-        run_dir / f"server-{n}.log",
-        {"POWERCONTEXT_SERVER_RUNTIME_CONTEXT_ASSEMBLY_MAX_ENTRIES": str(ASSEMBLY_MAX_ENTRIES)},
-    )
+    """Latency, CPU, memory and ingest on one server process; throughput on one per core."""
+    server = ServerProcess(url, run_dir / f"server-{n}.log", _server_env())
     try:
         client = Client(server.port)
         for _ in range(50):
@@ -218,17 +232,8 @@ def http_phase(url: str, plan: Plan, qs: Sequence[str], n: int, run_dir: Path) -
             status, _ = client.get("/health/live")
             assert status == 200, status
 
-        def prepare_call(mode: Mode, offset: int) -> Callable[[int], None]:
-            bodies = [mode.wire(q) for q in qs]
-
-            def call(i: int) -> None:
-                status, body = client.post("/v1/context/prepare", bodies[(offset + i) % len(bodies)])
-                assert status == 200, (status, body[:300])
-
-            return call
-
         for mode in MODES:  # warm-up
-            inprocess.timed_batch(prepare_call(mode, 0), len(qs), plan.latency_cap_s)
+            inprocess.timed_batch(_prepare_call(client, mode, qs, 0), len(qs), plan.latency_cap_s)
         latency: dict[str, list[dict[str, float]]] = {HEALTH: [], **{m.key: [] for m in MODES}}
         cpu: dict[str, list[float]] = {HEALTH: [], **{m.key: [] for m in MODES}}
         for r in range(plan.repeats):
@@ -236,49 +241,66 @@ def http_phase(url: str, plan: Plan, qs: Sequence[str], n: int, run_dir: Path) -
             latency[HEALTH].append(run)
             cpu[HEALTH].append(cpu_ms)
             for mode in MODES:
-                run, cpu_ms = _sequential(client, server, prepare_call(mode, r * 7), plan)
+                run, cpu_ms = _sequential(client, server, _prepare_call(client, mode, qs, r * 7), plan)
                 latency[mode.key].append(run)
                 cpu[mode.key].append(cpu_ms)
         client.close()
-
-        throughput: dict[str, Any] = {}
+        peak_hwm = server.status_kib("VmHWM")
         if loadgen.wrk_available():
-            files = {
-                m.key: loadgen.write_bodies(run_dir / f"bodies-{m.key}.jsonl", [m.wire(q) for q in qs])
-                for m in MODES
-            }
-            rates: dict[str, list[float]] = {HEALTH: [], **{m.key: [] for m in MODES}}
-            load_cpu: dict[str, list[float]] = {HEALTH: [], **{m.key: [] for m in MODES}}
-            errors = 0
-            for _ in range(plan.throughput_repeats):
-                for key in rates:
-                    before = server.cpu_seconds()
-                    result = loadgen.run_wrk(
-                        server.port,
-                        "GET" if key == HEALTH else "POST",
-                        "/health/live" if key == HEALTH else "/v1/context/prepare",
-                        None if key == HEALTH else files[key],
-                        connections=plan.connections,
-                        seconds=plan.throughput_seconds,
-                    )
-                    errors += result.errors
-                    rates[key].append(result.rate)
-                    load_cpu[key].append((server.cpu_seconds() - before) * 1000 / max(1, result.requests))
-            throughput = {
-                "requests_per_s": {k: figure(v) for k, v in rates.items()},
-                "cpu_ms_per_request": {k: figure(v) for k, v in load_cpu.items()},
-                "errors": errors,
-            }
             ingest = http_ingest(server, plan, n, run_dir)
-        else:
-            throughput = {"skipped": "wrk is not installed (make bench installs it)"}
-            ingest = {"skipped": "wrk is not installed"}
+    finally:
+        server.stop()
+    if loadgen.wrk_available():
+        throughput = http_throughput(url, plan, qs, n, run_dir)
+    else:
+        throughput = {"skipped": "wrk is not installed (make bench installs it)"}
+        ingest = {"skipped": "wrk is not installed"}
+    return {
+        "latency": {k: latency_figures(v) for k, v in latency.items()},
+        "cpu_ms_per_request": {k: figure(v) for k, v in cpu.items()},
+        "throughput": throughput,
+        "ingest": ingest,
+        "memory_kib": {"idle_peak": idle_hwm, "peak": peak_hwm},
+    }
+
+
+def http_throughput(url: str, plan: Plan, qs: Sequence[str], n: int, run_dir: Path) -> dict[str, Any]:
+    """Requests per second from wrk's concurrent connections, against one worker per core."""
+    workers = os.cpu_count() or 1
+    server = ServerProcess(url, run_dir / f"server-{n}-workers.log", _server_env(workers))
+    try:
+        client = Client(server.port)
+        for mode in MODES:  # each worker warms its own search mirror
+            for offset in range(workers * 2):
+                inprocess.timed_batch(_prepare_call(client, mode, qs, offset), len(qs), plan.latency_cap_s)
+        client.close()
+        files = {
+            m.key: loadgen.write_bodies(run_dir / f"bodies-{m.key}.jsonl", [m.wire(q) for q in qs])
+            for m in MODES
+        }
+        rates: dict[str, list[float]] = {HEALTH: [], **{m.key: [] for m in MODES}}
+        load_cpu: dict[str, list[float]] = {HEALTH: [], **{m.key: [] for m in MODES}}
+        errors = 0
+        for _ in range(plan.throughput_repeats):
+            for key in rates:
+                before = server.cpu_seconds()
+                result = loadgen.run_wrk(
+                    server.port,
+                    "GET" if key == HEALTH else "POST",
+                    "/health/live" if key == HEALTH else "/v1/context/prepare",
+                    None if key == HEALTH else files[key],
+                    connections=plan.connections,
+                    seconds=plan.throughput_seconds,
+                )
+                errors += result.errors
+                rates[key].append(result.rate)
+                load_cpu[key].append((server.cpu_seconds() - before) * 1000 / max(1, result.requests))
         return {
-            "latency": {k: latency_figures(v) for k, v in latency.items()},
-            "cpu_ms_per_request": {k: figure(v) for k, v in cpu.items()},
-            "throughput": throughput,
-            "ingest": ingest,
-            "memory_kib": {"idle_peak": idle_hwm, "peak": server.status_kib("VmHWM")},
+            "workers": workers,
+            "requests_per_s": {k: figure(v) for k, v in rates.items()},
+            "cpu_ms_per_request": {k: figure(v) for k, v in load_cpu.items()},
+            "errors": errors,
+            "memory_kib": server.status_kib("VmHWM"),
         }
     finally:
         server.stop()

@@ -57,17 +57,33 @@ class ServerProcess:
             time.sleep(0.1)
         raise RuntimeError("server did not become ready")
 
+    def processes(self) -> list[int]:
+        """The server's pid and its descendants' (the worker processes, when there are several)."""
+        found, pending = [], [self.pid]
+        while pending:
+            pid = pending.pop()
+            found.append(pid)
+            for task in Path(f"/proc/{pid}/task").glob("*/children"):
+                pending.extend(int(child) for child in task.read_text().split())
+        return found
+
     def cpu_seconds(self) -> float:
-        """User plus system CPU of every thread of the server so far (/proc/<pid>/stat)."""
-        raw = Path(f"/proc/{self.pid}/stat").read_text()
-        fields = raw[raw.rindex(")") + 2 :].split()
-        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+        """User plus system CPU of every thread of every server process so far (/proc/<pid>/stat)."""
+        total = 0
+        for pid in self.processes():
+            raw = Path(f"/proc/{pid}/stat").read_text()
+            fields = raw[raw.rindex(")") + 2 :].split()
+            total += int(fields[11]) + int(fields[12])
+        return total / CLOCK_TICKS
 
     def status_kib(self, key: str) -> int:
-        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-        return 0
+        """A /proc status figure (such as VmHWM) summed over the server's processes."""
+        total = 0
+        for pid in self.processes():
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith(key + ":"):
+                    total += int(line.split()[1])
+        return total
 
     def stop(self) -> None:
         self.process.terminate()
