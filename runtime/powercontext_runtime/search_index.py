@@ -1,8 +1,9 @@
 """The full-text index every backend keeps the same way, so every backend ranks the same way.
 
 Each head document (a live Memory entry version, an approved Experience head, a topic head) is
-stored as postings: (Scope, family, term, document, term frequency), with the document's length,
-each term's document frequency and each Scope's totals. Ranking is Okapi BM25 over those numbers,
+stored as postings: (Scope, family, term, document, term frequency), with the document's length
+and each Scope's totals; a term's document frequency is counted from its postings. Ranking is
+Okapi BM25 over those numbers,
 computed here in one vectorised function (`top_documents`) whatever the database, rounded, with
 ties broken by the newer document. SQLite and OceanBase therefore return the same order for the
 same data, which their own full-text rankers would not. The store keeps the postings of the terms

@@ -8,25 +8,18 @@ pairs as terms, which finds `记忆` inside `记忆系统`.
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass
 
 MAX_QUERY_TERMS = 64
 
 
-def _is_cjk(ch: str) -> bool:
-    cp = ord(ch)
-    return (
-        0x3040 <= cp <= 0x30FF  # Hiragana, Katakana
-        or 0x3400 <= cp <= 0x4DBF  # CJK Extension A
-        or 0x4E00 <= cp <= 0x9FFF  # CJK Unified Ideographs
-        or 0xAC00 <= cp <= 0xD7AF  # Hangul syllables
-        or 0xF900 <= cp <= 0xFAFF  # CJK Compatibility Ideographs
-        or 0x20000 <= cp <= 0x3134F  # Extensions B-H
-    )
-
-
-def _is_word_char(ch: str) -> bool:
-    return ch.isalnum() or ch == "_"
+# Hiragana and Katakana, CJK Extension A, CJK Unified Ideographs, Hangul syllables, CJK
+# Compatibility Ideographs, Extensions B-H.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f"
+# A CJK character alone, or a run of word characters (str.isalnum() or "_", which is what `\w`
+# means for str patterns) that are not CJK. One C-level scan instead of a Python loop per character.
+_TOKEN = re.compile(f"([{_CJK}])|([^\\W{_CJK}]+)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,22 +30,7 @@ class Token:
 
 def tokens(text: str) -> list[Token]:
     """Lower-cased word tokens and single CJK characters, in text order."""
-    out: list[Token] = []
-    word: list[str] = []
-    for ch in text.lower():
-        if _is_cjk(ch):
-            if word:
-                out.append(Token("".join(word), False))
-                word = []
-            out.append(Token(ch, True))
-        elif _is_word_char(ch):
-            word.append(ch)
-        elif word:
-            out.append(Token("".join(word), False))
-            word = []
-    if word:
-        out.append(Token("".join(word), False))
-    return out
+    return [Token(cjk, True) if cjk else Token(word, False) for cjk, word in _TOKEN.findall(text.lower())]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,59 @@
 """Tokens shared by every backend (issue 2: FTS finds Chinese inside longer words)."""
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from powercontext_runtime.text_search import MAX_QUERY_TERMS, parse_query, tokens
+
+
+def reference_tokens(text: str) -> list[tuple[str, bool]]:
+    """The definition, one character at a time: CJK characters alone, other word characters
+    (`str.isalnum()` or `_`) in runs, everything else separates."""
+
+    def cjk(ch: str) -> bool:
+        cp = ord(ch)
+        return any(low <= cp <= high for low, high in CJK_RANGES)
+
+    out: list[tuple[str, bool]] = []
+    word = ""
+    for ch in text.lower():
+        if cjk(ch) or not (ch.isalnum() or ch == "_"):
+            if word:
+                out.append((word, False))
+                word = ""
+            if cjk(ch):
+                out.append((ch, True))
+        else:
+            word += ch
+    if word:
+        out.append((word, False))
+    return out
+
+
+CJK_RANGES = (
+    (0x3040, 0x30FF),
+    (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF),
+    (0xAC00, 0xD7AF),
+    (0xF900, 0xFAFF),
+    (0x20000, 0x3134F),
+)
+# Each range's edges and their neighbours, and characters whose lower case or class is tricky.
+EDGES = [chr(cp) for low, high in CJK_RANGES for cp in (low - 1, low, low + 1, high - 1, high, high + 1)]
+MIXED_TEXT = st.text(
+    st.one_of(
+        st.characters(),
+        st.sampled_from([*EDGES, *"_- \n.İßǅ٣²ⅷ"]),
+        st.characters(min_codepoint=0x3000, max_codepoint=0xFB00),
+    ),
+    max_size=80,
+)
+
+
+@settings(max_examples=400)
+@given(MIXED_TEXT)
+def test_tokens_follow_the_character_by_character_definition(text: str) -> None:
+    assert [(t.text, t.cjk) for t in tokens(text)] == reference_tokens(text)
 
 
 def test_cjk_characters_are_indexed_one_token_each() -> None:
@@ -27,3 +80,9 @@ def test_query_terms_are_unique_and_bounded() -> None:
 
 def test_a_query_of_only_symbols_has_no_terms() -> None:
     assert parse_query("?!… 🎉").is_empty
+
+
+def test_every_cjk_range_edge_splits_exactly_as_defined() -> None:
+    for ch in EDGES:
+        text = f"{ch}{ch}a_b{ch}Z"
+        assert [(t.text, t.cjk) for t in tokens(text)] == reference_tokens(text), hex(ord(ch))

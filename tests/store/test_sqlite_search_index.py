@@ -38,7 +38,7 @@ def index_terms(db: Path) -> dict[tuple[int, str], Counter[str]]:
     conn = sqlite3.connect(db)
     found: dict[tuple[int, str], Counter[str]] = {}
     for scope_key, family, term, df in conn.execute(
-        "SELECT scope_key, family, term, df FROM search_terms WHERE df > 0"
+        "SELECT scope_key, family, term, COUNT(*) FROM search_postings GROUP BY scope_key, family, term"
     ):
         found.setdefault((scope_key, family), Counter())[term] = df
     conn.close()

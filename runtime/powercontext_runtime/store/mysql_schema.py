@@ -152,6 +152,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         4,
         f"""
+        DROP TABLE search_terms;
         ALTER TABLE search_stats ADD COLUMN generation BIGINT NOT NULL DEFAULT 0;
         CREATE INDEX search_docs_scope ON search_docs (scope_key, family);
         CREATE TABLE search_log (

@@ -60,6 +60,8 @@ class FamilyMirror:
         self._norms_average = -1.0
         self._norms = np.zeros(0)
         self._gains: dict[str, npt.NDArray[np.float64]] = {}
+        # Document frequencies of loaded terms, counted over live documents until the next change.
+        self._frequencies: dict[str, int] = {}
 
     @property
     def stale(self) -> bool:
@@ -85,6 +87,7 @@ class FamilyMirror:
     def replay(self, rows: Sequence[LogRow]) -> None:
         """Apply logged index changes after `generation`, in generation order."""
         appended: dict[str, list[tuple[int, int]]] = {}
+        self._frequencies.clear()
         for generation, key, length, terms in rows:
             self.generation = generation
             if terms is None:
@@ -115,7 +118,18 @@ class FamilyMirror:
         self._terms[term] = TermPostings(
             np.array([slot for slot, _ in pairs], np.int32), np.array([tf for _, tf in pairs], np.float32)
         )
-        self.postings += len(pairs)
+        self.postings += len(pairs) + 1  # a term known to be absent still takes room
+
+    def frequencies(self, terms: Iterable[str]) -> dict[str, int]:
+        """Each loaded term's number of live documents (its df)."""
+        out: dict[str, int] = {}
+        for term in terms:
+            df = self._frequencies.get(term)
+            if df is None:
+                slots = self._terms[term].slots
+                df = self._frequencies[term] = int(np.count_nonzero(self._alive[slots])) if len(slots) else 0
+            out[term] = df
+        return out
 
     def top(self, weights: Sequence[tuple[str, float]], average_length: float, limit: int) -> list[int]:
         count = self._count

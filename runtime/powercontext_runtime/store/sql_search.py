@@ -29,11 +29,6 @@ def index_document(conn: Conn, scope_key: int, family: str, doc_key: int, text: 
         "INSERT INTO search_postings (scope_key, family, term, doc_key, tf) VALUES (?, ?, ?, ?, ?)",
         [(scope_key, family, term, doc_key, tf) for term, tf in terms.items()],
     )
-    conn.executemany(
-        "INSERT INTO search_terms (scope_key, family, term, df) VALUES (?, ?, ?, 1)"
-        " ON CONFLICT (scope_key, family, term) DO UPDATE SET df = df + 1",
-        [(scope_key, family, term) for term in terms],
-    )
     conn.execute(
         "INSERT INTO search_stats (scope_key, family, documents, total_length, generation) VALUES (?, ?, 1, ?, 1)"
         " ON CONFLICT (scope_key, family) DO UPDATE SET documents = documents + 1,"
@@ -48,10 +43,6 @@ def unindex_document(conn: Conn, scope_key: int, family: str, doc_key: int, text
     conn.executemany(
         "DELETE FROM search_postings WHERE scope_key = ? AND family = ? AND term = ? AND doc_key = ?",
         [(scope_key, family, term, doc_key) for term in terms],
-    )
-    conn.executemany(
-        "UPDATE search_terms SET df = df - 1 WHERE scope_key = ? AND family = ? AND term = ?",
-        [(scope_key, family, term) for term in terms],
     )
     conn.execute("DELETE FROM search_docs WHERE family = ? AND doc_key = ?", (family, doc_key))
     conn.execute(
@@ -101,24 +92,17 @@ def ranked(
             (family, *scope_keys),
         )
     }
-    frequencies: dict[int, dict[str, int]] = {}
-    for scope_key, term, df in conn.execute(
-        "SELECT scope_key, term, df FROM search_terms"
-        f" WHERE family = ? AND scope_key IN ({_marks(scope_keys)}) AND term IN ({_marks(terms)})",
-        (family, *scope_keys, *terms),
-    ):
-        frequencies.setdefault(int(scope_key), {})[term] = int(df)
     found: dict[int, list[int]] = {}
     for scope_key in scope_keys:
         generation, documents, total_length = stats.get(scope_key, (0, 0, 0))
-        weights = term_weights(terms, frequencies.get(scope_key, {}), documents)
-        if documents == 0 or not weights:
+        if documents == 0:
             found[scope_key] = []
             continue
         family_mirror = _synced(conn, mirror, scope_key, family, generation)
-        missing = family_mirror.missing(term for term, _ in weights)
+        missing = family_mirror.missing(terms)
         if missing:
             _load_terms(conn, family_mirror, scope_key, family, missing)
+        weights = term_weights(terms, family_mirror.frequencies(terms), documents)
         found[scope_key] = family_mirror.top(weights, total_length / documents, limit)
     mirror.evict()
     return found

@@ -162,7 +162,9 @@ MIGRATIONS: tuple[Migration, ...] = (
         4,
         """
         -- A generation per (Scope, family) and a log of index changes let in-memory mirrors of the
-        -- index catch up by replay (see search_mirror.py); the backfill moves here from 3.
+        -- index catch up by replay (see search_mirror.py); the backfill moves here from 3. Mirrors
+        -- count document frequencies themselves, so writes no longer update a row per term.
+        DROP TABLE search_terms;
         ALTER TABLE search_stats ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
         CREATE INDEX search_docs_scope ON search_docs (scope_key, family);
         CREATE TABLE search_log (
