@@ -27,11 +27,11 @@ ASSEMBLY_MAX_ENTRIES = 26
 
 
 def _memory(store: Store, query: SearchQuery) -> None:
-    store.search_memory(ALL_SCOPES, query, 16)
+    store.search_memory(ALL_SCOPES, query, 16, merge_cap=16)
 
 
 def _experience(store: Store, query: SearchQuery) -> None:
-    store.search_experience(ALL_SCOPES, query, 8)
+    store.search_experience(ALL_SCOPES, query, 8, merge_cap=8)
 
 
 def _topics(store: Store, query: SearchQuery) -> None:

@@ -68,7 +68,7 @@ def _origin(scope_id: str, ref: ArtifactRef) -> Origin:
 
 def recall_memory(store: Store, scope: Scope, query: SearchQuery) -> list[Candidate]:
     scope_ids = [scope.scope_id, *scope.context_references]
-    per_scope = store.search_memory(scope_ids, query, MEMORY_POOL)
+    per_scope = store.search_memory(scope_ids, query, MEMORY_POOL, merge_cap=MEMORY_POOL)
     pools = [
         [
             Candidate(
@@ -92,7 +92,7 @@ def recall_memory(store: Store, scope: Scope, query: SearchQuery) -> list[Candid
 
 def recall_experience(store: Store, scope: Scope, query: SearchQuery) -> list[Candidate]:
     scope_ids = [scope.scope_id, *scope.context_references]
-    per_scope = store.search_experience(scope_ids, query, EXPERIENCE_POOL)
+    per_scope = store.search_experience(scope_ids, query, EXPERIENCE_POOL, merge_cap=EXPERIENCE_POOL)
     pools = [
         [Candidate(_origin(scope_id, e.ref), e.fields.body, scope_id == scope.scope_id) for e in hits]
         for scope_id, hits in zip(scope_ids, per_scope, strict=True)

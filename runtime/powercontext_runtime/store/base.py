@@ -65,11 +65,14 @@ class Store(Protocol):
         """Active head entries in creation order with their list positions."""
 
     def search_memory(
-        self, scope_ids: Sequence[str], query: SearchQuery, limit: int
+        self, scope_ids: Sequence[str], query: SearchQuery, limit: int, merge_cap: int | None = None
     ) -> list[list[MemoryHit]]:
         """Per Scope (same order as `scope_ids`), up to `limit` head hits in retrieval order.
 
-        All Scopes are read from one snapshot so a prepare never mixes two moments.
+        All Scopes are read from one snapshot so a prepare never mixes two moments. With
+        `merge_cap`, each Scope's hits stop where a round-robin merge of them all, capped there
+        (`candidates.interleave`), stops taking from it: the merge is unchanged, and hits it would
+        not use are never read.
         """
 
     # Experience, Profile, Topic Memory, Candidates -------------------------------------------------
@@ -104,9 +107,9 @@ class Store(Protocol):
         """The exact revision, or None. `ScopeNotFound` for an unknown Scope."""
 
     def search_experience(
-        self, scope_ids: Sequence[str], query: SearchQuery, limit: int
+        self, scope_ids: Sequence[str], query: SearchQuery, limit: int, merge_cap: int | None = None
     ) -> list[list[Experience]]:
-        """Per Scope, approved Experience heads in retrieval order."""
+        """Per Scope, approved Experience heads in retrieval order; `merge_cap` as for Memory."""
 
     def search_topics(self, scope_id: str, query: SearchQuery, limit: int) -> list[Topic]: ...
 

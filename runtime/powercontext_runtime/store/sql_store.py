@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 
+from ..candidates import interleave_takes
 from ..errors import (
     EntryNotFound,
     InvalidRequest,
@@ -279,18 +280,16 @@ class SqlStore:
             ]
 
     def search_memory(
-        self, scope_ids: Sequence[str], query: SearchQuery, limit: int
+        self, scope_ids: Sequence[str], query: SearchQuery, limit: int, merge_cap: int | None = None
     ) -> list[list[MemoryHit]]:
         terms = query_terms(query)
         if not terms:
             return [[] for _ in scope_ids]
         with self._ranked_reads() as (conn, release_mirror):
             scopes = _scope_rows(conn, scope_ids, "memory_revision")
-            found = sql_search.ranked(
-                conn, self._search, [key for key, _ in scopes.values()], MEMORY_FAMILY, terms, limit
-            )
+            ranked = self._ranked_per_scope(conn, scope_ids, scopes, MEMORY_FAMILY, terms, limit, merge_cap)
             release_mirror()
-            keys = [k for ks in found.values() for k in ks]
+            keys = [k for ks in ranked for k in ks]
             rows = {
                 row[0]: row[1:]
                 for row in (
@@ -303,20 +302,34 @@ class SqlStore:
                     else ()
                 )
             }
-        results: list[list[MemoryHit]] = []
-        for scope_id in scope_ids:
-            if scope_id not in scopes:
-                results.append([])
-                continue
-            scope_key, revision = scopes[scope_id]
-            results.append(
-                [
-                    MemoryHit(MemoryCitation(revision, rows[k][0], rows[k][1]), rows[k][2])
-                    for k in found[scope_key]
-                    if k in rows
-                ]
-            )
-        return results
+        return [
+            [
+                MemoryHit(MemoryCitation(scopes[scope_id][1], rows[k][0], rows[k][1]), rows[k][2])
+                for k in keys
+                if k in rows
+            ]
+            for scope_id, keys in zip(scope_ids, ranked, strict=True)
+        ]
+
+    def _ranked_per_scope(
+        self,
+        conn: Conn,
+        scope_ids: Sequence[str],
+        scopes: dict[str, tuple[int, int]],
+        family: str,
+        terms: Sequence[str],
+        limit: int,
+        merge_cap: int | None,
+    ) -> list[list[int]]:
+        """Each Scope's ranked `doc_key`s, in `scope_ids` order, cut to `merge_cap`'s takes."""
+        found = sql_search.ranked(
+            conn, self._search, [key for key, _ in scopes.values()], family, terms, limit
+        )
+        ranked = [found[scopes[scope_id][0]] if scope_id in scopes else [] for scope_id in scope_ids]
+        if merge_cap is None:
+            return ranked
+        takes = interleave_takes([len(keys) for keys in ranked], merge_cap)
+        return [keys[:take] for keys, take in zip(ranked, takes, strict=True)]
 
     @contextmanager
     def _ranked_reads(self) -> Iterator[tuple[Conn, Callable[[], None]]]:
@@ -407,9 +420,9 @@ class SqlStore:
             )
 
     def search_experience(
-        self, scope_ids: Sequence[str], query: SearchQuery, limit: int
+        self, scope_ids: Sequence[str], query: SearchQuery, limit: int, merge_cap: int | None = None
     ) -> list[list[Experience]]:
-        found = self._search_heads(scope_ids, EXPERIENCE_FAMILY, query, limit)
+        found = self._search_heads(scope_ids, EXPERIENCE_FAMILY, query, limit, merge_cap)
         return [[a for a in hits if isinstance(a, Experience)] for hits in found]
 
     def search_topics(self, scope_id: str, query: SearchQuery, limit: int) -> list[Topic]:
@@ -425,22 +438,22 @@ class SqlStore:
             return out
 
     def _search_heads(
-        self, scope_ids: Sequence[str], family: str, query: SearchQuery, limit: int
+        self,
+        scope_ids: Sequence[str],
+        family: str,
+        query: SearchQuery,
+        limit: int,
+        merge_cap: int | None = None,
     ) -> list[list[Experience | ProfileSnapshot | Topic]]:
         terms = query_terms(query)
         if not terms:
             return [[] for _ in scope_ids]
         with self._ranked_reads() as (conn, release_mirror):
             scopes = _scope_rows(conn, scope_ids)
-            found = sql_search.ranked(
-                conn, self._search, [key for key, _ in scopes.values()], family, terms, limit
-            )
+            ranked = self._ranked_per_scope(conn, scope_ids, scopes, family, terms, limit, merge_cap)
             release_mirror()
-            heads = artifacts.head_documents(conn, family, [k for ks in found.values() for k in ks])
-        return [
-            [heads[k] for k in found[scopes[scope_id][0]] if k in heads] if scope_id in scopes else []
-            for scope_id in scope_ids
-        ]
+            heads = artifacts.head_documents(conn, family, [k for ks in ranked for k in ks])
+        return [[heads[k] for k in keys if k in heads] for keys in ranked]
 
 
 # Helpers that run inside an open transaction ---------------------------------------------------
