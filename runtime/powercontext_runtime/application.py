@@ -233,6 +233,12 @@ class ScopedContextApplication:
         # The total-entries policy is a validation rule: it fails before any lookup or recall.
         options = None if request.assembly is MISSING else self.assembly_options(request.assembly)
         principal.require("scope.read", [request.scope_id])
+        with self._store.reading():  # every family from one snapshot
+            return self._prepare(request, options, principal)
+
+    def _prepare(
+        self, request: PrepareContext, options: AssemblyOptions | None, principal: Principal
+    ) -> PreparedContext:
         scope = self.get_scope(request.scope_id)
         families = REFERENCE_FAMILIES if options is None else {s.family for s in options.sections}
         if families & REFERENCE_FAMILIES:

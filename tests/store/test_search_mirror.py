@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import random
 import sqlite3
+import threading
 from collections import Counter
 from pathlib import Path
 
@@ -136,4 +137,35 @@ def test_ties_go_to_the_newer_document(tmp_path: Path) -> None:
         store.remember("s:1", text, "fact", None)
     hits = store.search_memory(["s:1"], parse_query("same"), 2)[0]
     assert [h.citation.entry_id for h in hits] == ["entry-3", "entry-2"]
+    store.close()
+
+
+def test_a_snapshot_older_than_the_mirror_answers_for_its_moment_and_leaves_the_mirror_whole(
+    tmp_path: Path,
+) -> None:
+    """Rule (Store.reading): a prepare reads every family from one snapshot. Another request may
+    replay newer writes into the shared mirror meanwhile; the older snapshot must neither see them
+    nor leave postings in the mirror that lack them."""
+    store = SqlStore(SqliteBackend(str(tmp_path / "db.sqlite3")))
+    store.create_scope(Scope("s:1", "", "", (), 1))
+    store.remember("s:1", "quokka by the river", "fact", None)
+    store.remember("s:1", "heron on the bank", "fact", None)
+    snapshot_open, newer_replayed = threading.Event(), threading.Event()
+
+    def newer_request() -> None:
+        snapshot_open.wait(10)
+        store.remember("s:1", "quokka and heron together", "fact", None)
+        assert len(texts(store, "heron")) == 2  # replays the write into the mirror
+        newer_replayed.set()
+
+    other = threading.Thread(target=newer_request)
+    other.start()
+    with store.reading():
+        assert store.get_scope("s:1") is not None  # the snapshot starts here
+        snapshot_open.set()
+        assert newer_replayed.wait(10)
+        assert texts(store, "heron") == ["heron on the bank"]
+        assert texts(store, "quokka") == ["quokka by the river"]  # a term the mirror had not loaded
+    other.join()
+    assert sorted(texts(store, "quokka")) == ["quokka and heron together", "quokka by the river"]
     store.close()

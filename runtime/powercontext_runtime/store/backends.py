@@ -251,7 +251,14 @@ class MysqlBackend:
 
     def begin(self, conn: Conn, write: bool) -> None:
         assert isinstance(conn, _MysqlConn)
-        conn.raw.begin()
+        if write:
+            # READ COMMITTED (the session's level): a write reads what it locked, as of now.
+            conn.raw.begin()
+            return
+        # A read sees one snapshot throughout, as SQLite's read transactions do.
+        with conn.raw.cursor() as cursor:
+            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            cursor.execute("START TRANSACTION READ ONLY")
 
     def commit(self, conn: Conn) -> None:
         assert isinstance(conn, _MysqlConn)

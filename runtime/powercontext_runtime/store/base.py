@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Protocol
 
 from ..models import (
@@ -26,6 +27,10 @@ class Store(Protocol):
         """Raise `RetrievalUnavailable` unless the database answers."""
 
     def close(self) -> None: ...
+
+    def reading(self) -> AbstractContextManager[None]:
+        """Reads on this thread inside the block share one snapshot (prepare reads every family
+        from one moment). Writes are not allowed inside."""
 
     # Scopes -------------------------------------------------------------------------------------
     def create_scope(self, scope: Scope) -> Scope:

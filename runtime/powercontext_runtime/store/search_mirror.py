@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -111,27 +111,43 @@ class FamilyMirror:
             )
             self.postings += len(pairs)
 
-    def install(self, term: str, rows: Sequence[tuple[int, int]]) -> None:
-        """Postings of a term read at this mirror's generation; unknown documents are skipped."""
+    def postings_of(self, rows: Sequence[tuple[int, int]]) -> TermPostings:
+        """A term's postings from (doc_key, tf) rows; documents this mirror does not know are skipped."""
         slot_of = self._slot_of
         pairs = [(slot, tf) for key, tf in rows if (slot := slot_of.get(key)) is not None]
-        self._terms[term] = TermPostings(
+        return TermPostings(
             np.array([slot for slot, _ in pairs], np.int32), np.array([tf for _, tf in pairs], np.float32)
         )
-        self.postings += len(pairs) + 1  # a term known to be absent still takes room
 
-    def frequencies(self, terms: Iterable[str]) -> dict[str, int]:
-        """Each loaded term's number of live documents (its df)."""
+    def install(self, term: str, postings: TermPostings) -> None:
+        """Keep postings read at this mirror's generation."""
+        self._terms[term] = postings
+        self.postings += len(postings.slots) + 1  # a term known to be absent still takes room
+
+    def _lookup(self, term: str, borrowed: Mapping[str, TermPostings]) -> TermPostings:
+        found = self._terms.get(term)
+        return borrowed[term] if found is None else found
+
+    def frequencies(self, terms: Iterable[str], borrowed: Mapping[str, TermPostings]) -> dict[str, int]:
+        """Each term's number of live documents (its df); `borrowed` supplies terms not kept."""
         out: dict[str, int] = {}
         for term in terms:
             df = self._frequencies.get(term)
             if df is None:
-                slots = self._terms[term].slots
-                df = self._frequencies[term] = int(np.count_nonzero(self._alive[slots])) if len(slots) else 0
+                slots = self._lookup(term, borrowed).slots
+                df = int(np.count_nonzero(self._alive[slots])) if len(slots) else 0
+                if term in self._terms:
+                    self._frequencies[term] = df
             out[term] = df
         return out
 
-    def top(self, weights: Sequence[tuple[str, float]], average_length: float, limit: int) -> list[int]:
+    def top(
+        self,
+        weights: Sequence[tuple[str, float]],
+        average_length: float,
+        limit: int,
+        borrowed: Mapping[str, TermPostings],
+    ) -> list[int]:
         count = self._count
         if count == 0 or average_length <= 0.0:
             return []
@@ -141,10 +157,12 @@ class FamilyMirror:
             self._gains.clear()
         weighted = []
         for term, weight in weights:
-            postings = self._terms[term]
+            postings = self._lookup(term, borrowed)
             gains = self._gains.get(term)
             if gains is None:
-                gains = self._gains[term] = term_gains(postings, self._norms)
+                gains = term_gains(postings, self._norms)
+                if term in self._terms:
+                    self._gains[term] = gains
             weighted.append((postings, gains, weight))
         documents = Documents(self._keys[:count], self._lengths[:count], self._alive[:count])
         return top_documents(documents, weighted, limit)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..search_index import document_terms, term_weights
+from ..search_index import TermPostings, document_terms, term_weights
 from .search_mirror import FamilyMirror, SearchMirror, encode_terms
 
 if TYPE_CHECKING:
@@ -98,19 +98,36 @@ def ranked(
         if documents == 0:
             found[scope_key] = []
             continue
-        family_mirror = _synced(conn, mirror, scope_key, family, generation)
+        family_mirror, current = _synced(conn, mirror, scope_key, family, generation)
+        borrowed: dict[str, TermPostings] = {}
         missing = family_mirror.missing(terms)
         if missing:
-            _load_terms(conn, family_mirror, scope_key, family, missing)
-        weights = term_weights(terms, family_mirror.frequencies(terms), documents)
-        found[scope_key] = family_mirror.top(weights, total_length / documents, limit)
+            for term, rows in _read_terms(conn, scope_key, family, missing).items():
+                postings = family_mirror.postings_of(rows)
+                if current:
+                    family_mirror.install(term, postings)
+                else:
+                    borrowed[term] = postings
+        weights = term_weights(terms, family_mirror.frequencies(terms, borrowed), documents)
+        found[scope_key] = family_mirror.top(weights, total_length / documents, limit, borrowed)
     mirror.evict()
     return found
 
 
-def _synced(conn: Conn, mirror: SearchMirror, scope_key: int, family: str, generation: int) -> FamilyMirror:
-    """The family's mirror at `generation`: replayed from the log, or rebuilt from the tables."""
+def _synced(
+    conn: Conn, mirror: SearchMirror, scope_key: int, family: str, generation: int
+) -> tuple[FamilyMirror, bool]:
+    """The family's mirror, and whether it is exactly at `generation` (replayed from the log or
+    rebuilt from the tables if it was behind).
+
+    A mirror already past `generation` (this transaction's snapshot began before another request
+    replayed newer writes) is used as it is but must not take postings read in this older
+    snapshot: they would lack the newer documents. Its answer can only name documents this
+    snapshot cannot see, which the caller's reads then leave out.
+    """
     current = mirror.get(scope_key, family)
+    if current is not None and current.generation > generation:
+        return current, False
     if current is not None and current.generation < generation and not current.stale:
         rows = [
             (int(g), int(k), int(length), terms)
@@ -123,7 +140,7 @@ def _synced(conn: Conn, mirror: SearchMirror, scope_key: int, family: str, gener
         if len(rows) == generation - current.generation:
             current.replay(rows)
     if current is not None and current.generation == generation and not current.stale:
-        return current
+        return current, True
     docs = [
         (int(k), int(length))
         for k, length in conn.execute(
@@ -132,20 +149,19 @@ def _synced(conn: Conn, mirror: SearchMirror, scope_key: int, family: str, gener
     ]
     rebuilt = FamilyMirror(generation, docs)
     mirror.put(scope_key, family, rebuilt)
-    return rebuilt
+    return rebuilt, True
 
 
-def _load_terms(
-    conn: Conn, family_mirror: FamilyMirror, scope_key: int, family: str, terms: list[str]
-) -> None:
+def _read_terms(
+    conn: Conn, scope_key: int, family: str, terms: list[str]
+) -> dict[str, list[tuple[int, int]]]:
     rows: dict[str, list[tuple[int, int]]] = {term: [] for term in terms}
     for term, doc_key, tf in conn.execute(
         f"SELECT term, doc_key, tf FROM search_postings WHERE scope_key = ? AND family = ? AND term IN ({_marks(terms)})",
         (scope_key, family, *terms),
     ):
         rows[term].append((int(doc_key), int(tf)))
-    for term, postings in rows.items():
-        family_mirror.install(term, postings)
+    return rows
 
 
 def backfill(conn: Conn) -> None:

@@ -69,7 +69,26 @@ class SqlStore:
         return conn
 
     @contextmanager
+    def reading(self) -> Iterator[None]:
+        """Every read on this thread inside shares one read transaction, hence one snapshot."""
+        if getattr(self._local, "reading", None) is not None:
+            yield
+            return
+        with self._transaction(write=False) as conn:
+            self._local.reading = conn
+            try:
+                yield
+            finally:
+                self._local.reading = None
+
+    @contextmanager
     def _transaction(self, write: bool) -> Iterator[Conn]:
+        shared: Conn | None = getattr(self._local, "reading", None)
+        if shared is not None:
+            if write:
+                raise RuntimeError("a write cannot join the shared read transaction of reading()")
+            yield shared
+            return
         errors = self._backend.errors
         try:
             conn = self._conn()
@@ -333,8 +352,10 @@ class SqlStore:
 
     @contextmanager
     def _ranked_reads(self) -> Iterator[tuple[Conn, Callable[[], None]]]:
-        """A read transaction begun under the search mirror's lock, and a call that releases the
-        lock early once ranking is done (the rest of the body reads the transaction only)."""
+        """A read transaction under the search mirror's lock, and a call that releases the lock
+        early once ranking is done (the rest of the body reads the transaction only). Begun
+        after the lock, the transaction sees every change the mirror has replayed; inside
+        `reading()` it may be older, which `sql_search.ranked` allows for."""
         lock = self._search.lock
         lock.acquire()
         held = [True]
