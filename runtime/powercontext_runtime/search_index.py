@@ -115,13 +115,18 @@ def top_documents(
         weights=np.concatenate([weight * gains for _, gains, weight in weighted]),
         minlength=count,
     )
-    scores[~documents.alive] = 0.0
-    scores = np.round(scores, SCORE_DIGITS)
-    matched = np.flatnonzero(scores > 0.0)
+    scores *= documents.alive  # removed documents score 0 and drop out below
+    # Only matched documents are rounded, sorted and compared: the work follows the matches.
+    matched = np.flatnonzero(scores)
+    rounded = np.round(scores[matched], SCORE_DIGITS)
+    positive = rounded > 0.0
+    if not positive.all():
+        matched, rounded = matched[positive], rounded[positive]
     if matched.size > limit:
         # Keep everything tied with the limit-th score, then let the key order decide among them.
         cut = matched.size - limit
-        kth = np.partition(scores[matched], cut)[cut]
-        matched = matched[scores[matched] >= kth]
-    order = np.lexsort((-documents.keys[matched], -scores[matched]))[:limit]
-    return [int(key) for key in documents.keys[matched[order]]]
+        kept = rounded >= np.partition(rounded, cut)[cut]
+        matched, rounded = matched[kept], rounded[kept]
+    keys = documents.keys[matched]
+    order = np.lexsort((-keys, -rounded))[:limit]
+    return [int(key) for key in keys[order]]
