@@ -257,28 +257,20 @@ class SqlStore:
     def get_memory_entry(self, scope_id: str, citation: MemoryCitation) -> MemoryEntry | None:
         with self._transaction(write=False) as conn:
             scope_key, head_revision = _scope_memory(conn, scope_id)
-            if citation.revision > head_revision:
-                return None
-            # A version is cited as active while live, and as retired (a tombstone) from the
-            # revision that retired it on; either way the answer for one citation never changes.
             row = conn.execute(
-                "SELECT v.text, e.kind, v.removed_revision FROM memory_entry_versions v"
+                "SELECT v.text, e.kind, v.added_revision, v.removed_revision, e.retired_revision"
+                " FROM memory_entry_versions v"
                 " JOIN memory_entries e ON e.scope_key = v.scope_key AND e.entry_id = v.entry_id"
-                " WHERE v.scope_key = ? AND v.entry_id = ? AND v.entry_version_id = ? AND v.added_revision <= ?"
-                " AND (v.removed_revision IS NULL OR v.removed_revision > ? OR e.retired_revision = v.removed_revision)",
-                (
-                    scope_key,
-                    citation.entry_id,
-                    citation.entry_version_id,
-                    citation.revision,
-                    citation.revision,
-                ),
+                " WHERE v.scope_key = ? AND v.entry_id = ? AND v.entry_version_id = ?",
+                (scope_key, citation.entry_id, citation.entry_version_id),
             ).fetchone()
             if row is None:
                 return None
-            text, kind, removed = row
-            retired = removed is not None and removed <= citation.revision
-            return MemoryEntry(citation, text, kind, "retired" if retired else "active")
+            text, kind, added, removed, retired = row
+            if not _citation_resolves(citation.revision, head_revision, added, removed, retired):
+                return None
+            retired_by_then = removed is not None and removed <= citation.revision
+            return MemoryEntry(citation, text, kind, "retired" if retired_by_then else "active")
 
     def list_memory_entries(
         self, scope_id: str, after_position: int, limit: int
@@ -540,6 +532,16 @@ def _scope_memory(conn: Conn, scope_id: str, lock: bool = False) -> tuple[int, i
     return int(row[0]), int(row[1])
 
 
+def _citation_resolves(cited: int, head: int, added: int, removed: int | None, retired: int | None) -> bool:
+    """Whether a citation at revision `cited` names this version: from the revision that added
+    it, up to the head, until it was replaced. A version is cited as active while live, and as
+    retired (a tombstone) from the revision that retired it on; either way the answer for one
+    citation never changes."""
+    if cited > head or cited < added:
+        return False
+    return removed is None or cited < removed or removed == retired
+
+
 def _head_version(conn: Conn, scope_id: str, citation: MemoryCitation) -> tuple[int, int, int, int, str]:
     """(scope_key, head revision, version_key, version_number, kind) of a citation naming a head version."""
     scope_key, revision = _scope_memory(conn, scope_id, lock=True)
@@ -552,12 +554,7 @@ def _head_version(conn: Conn, scope_id: str, citation: MemoryCitation) -> tuple[
     if row is None:
         raise EntryNotFound()
     version_key, version_number, added, removed, kind, retired = row
-    tombstone = removed is not None and removed == retired
-    if (
-        citation.revision > revision
-        or citation.revision < added
-        or (removed is not None and citation.revision >= removed and not tombstone)
-    ):
+    if not _citation_resolves(citation.revision, revision, added, removed, retired):
         raise EntryNotFound()
     if removed is not None:
         raise RevisionConflict("The citation does not name the entry's current version.")
