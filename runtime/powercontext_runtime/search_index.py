@@ -20,6 +20,7 @@ import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -69,11 +70,12 @@ def term_weights(
 
 @dataclass(frozen=True, slots=True)
 class Documents:
-    """A family's documents by slot: their keys, lengths, and whether each is still a head."""
+    """A family's documents by slot: their keys, lengths, and whether each is still a head (None:
+    all are)."""
 
     keys: npt.NDArray[np.int64]
     lengths: npt.NDArray[np.float64]
-    alive: npt.NDArray[np.bool_]
+    alive: npt.NDArray[np.bool_] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +97,22 @@ def term_gains(postings: TermPostings, norms: npt.NDArray[np.float64]) -> npt.ND
     return tfs * (K1 + 1.0) / (tfs + norms[postings.slots])
 
 
+# Documents per sampled score when looking for a floor below the limit-th score.
+_SAMPLE_STRIDE = 64
+
+
+def _score_floor(scores: npt.NDArray[np.float64], limit: int) -> float:
+    """A score no document in the top `limit` can be below, so only documents at or above it need
+    rounding and sorting. The limit-th best of every 64th score cannot exceed the limit-th best of
+    them all; 1e-9 below it leaves room for rounding (a raw score further below rounds strictly
+    lower). Without enough sampled matches, every match is kept."""
+    sample = scores[::_SAMPLE_STRIDE]
+    if sample.size <= limit:
+        return float(np.nextafter(0.0, 1.0))
+    kth = float(np.partition(sample, sample.size - limit)[sample.size - limit]) - 1e-9
+    return kth if kth > 0.0 else float(np.nextafter(0.0, 1.0))
+
+
 def top_documents(
     documents: Documents,
     weighted: Sequence[tuple[TermPostings, npt.NDArray[np.float64], float]],
@@ -110,14 +128,18 @@ def top_documents(
     count = len(documents.keys)
     if count == 0 or not weighted:
         return []
-    scores = np.bincount(
-        np.concatenate([postings.slots for postings, _, _ in weighted]),
-        weights=np.concatenate([weight * gains for _, gains, weight in weighted]),
-        minlength=count,
+    # With weights, bincount sums float64 (its stubs only know the integer form).
+    scores = cast(
+        "npt.NDArray[np.float64]",
+        np.bincount(
+            np.concatenate([postings.slots for postings, _, _ in weighted]),
+            weights=np.concatenate([weight * gains for _, gains, weight in weighted]),
+            minlength=count,
+        ),
     )
-    scores *= documents.alive  # removed documents score 0 and drop out below
-    # Only matched documents are rounded, sorted and compared: the work follows the matches.
-    matched = np.flatnonzero(scores)
+    if documents.alive is not None:
+        scores *= documents.alive  # removed documents score 0 and drop out below
+    matched = np.flatnonzero(scores >= _score_floor(scores, limit))
     rounded = np.round(scores[matched], SCORE_DIGITS)
     positive = rounded > 0.0
     if not positive.all():

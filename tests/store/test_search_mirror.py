@@ -14,6 +14,7 @@ import threading
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from powercontext_runtime.models import MemoryCitation, Scope
@@ -53,7 +54,7 @@ def reference_ranking(db: Path, scope_id: str, query: str, limit: int) -> list[s
                 tf = float(terms[term])
                 score += weight * (tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * length / average)))
         if score > 0:
-            scored.append((round(score, SCORE_DIGITS), key))
+            scored.append((float(np.round(score, SCORE_DIGITS)), key))
     scored.sort(reverse=True)
     return [texts[key] for _, key in scored[:limit]]
 

@@ -164,7 +164,8 @@ class FamilyMirror:
                 if term in self._terms:
                     self._gains[term] = gains
             weighted.append((postings, gains, weight))
-        documents = Documents(self._keys[:count], self._lengths[:count], self._alive[:count])
+        alive = self._alive[:count] if self._dead else None
+        documents = Documents(self._keys[:count], self._lengths[:count], alive)
         return top_documents(documents, weighted, limit)
 
 

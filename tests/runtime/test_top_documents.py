@@ -1,0 +1,85 @@
+"""Search order (search_index.top_documents): BM25 sums rounded to 9 digits, best first, ties to
+the larger key, removed documents never. The fast path only rounds and sorts documents near the
+limit-th score; it must agree with sorting everything."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from powercontext_runtime.search_index import SCORE_DIGITS, Documents, TermPostings, top_documents
+
+# Gains close to each other and to rounding boundaries, so ties and near-ties are common.
+GAINS = st.sampled_from([1.0, 1.0 + 4e-10, 1.0 + 6e-10, 0.5, 0.5 + 1e-12, 2.0 - 3e-10, 1e-10])
+
+
+@st.composite
+def corpora(draw: st.DrawFn) -> tuple[Documents, list[tuple[TermPostings, np.ndarray, float]], int]:
+    count = draw(st.integers(min_value=1, max_value=40))
+    keys = np.array(draw(st.permutations(range(1000, 1000 + count))), np.int64)
+    alive = np.array(draw(st.lists(st.booleans(), min_size=count, max_size=count)), np.bool_)
+    weighted = []
+    for _ in range(draw(st.integers(min_value=1, max_value=4))):
+        slots = sorted(draw(st.sets(st.integers(min_value=0, max_value=count - 1), max_size=count)))
+        gains = np.array([draw(GAINS) for _ in slots], np.float64)
+        postings = TermPostings(np.array(slots, np.int32), np.ones(len(slots), np.float32))
+        weighted.append((postings, gains, draw(st.sampled_from([1.0, 0.3, 2.5]))))
+    documents = Documents(keys, np.ones(count), alive if draw(st.booleans()) else None)
+    return documents, weighted, draw(st.integers(min_value=1, max_value=12))
+
+
+@settings(max_examples=500)
+@given(corpora())
+def test_fast_top_documents_equal_sorting_every_document(
+    corpus: tuple[Documents, list[tuple[TermPostings, np.ndarray, float]], int],
+) -> None:
+    documents, weighted, limit = corpus
+    scores = [0.0] * len(documents.keys)
+    for postings, gains, weight in weighted:
+        for slot, gain in zip(postings.slots.tolist(), (weight * gains).tolist(), strict=True):
+            scores[slot] += gain
+    # numpy's rounding (scale, round half to even, unscale), which is what ranking defines.
+    rounded = [float(np.round(score, SCORE_DIGITS)) for score in scores]
+    ranked = sorted(
+        (-score, -int(key))
+        for slot, (score, key) in enumerate(zip(rounded, documents.keys.tolist(), strict=True))
+        if (documents.alive is None or documents.alive[slot]) and score > 0
+    )
+    assert top_documents(documents, weighted, limit) == [-key for _, key in ranked[:limit]]
+
+
+def sort_everything(
+    documents: Documents, weighted: list[tuple[TermPostings, np.ndarray, float]], limit: int
+) -> list[int]:
+    """The definition without shortcuts: every document rounded and sorted."""
+    scores = np.zeros(len(documents.keys))
+    for postings, gains, weight in weighted:
+        scores += np.bincount(postings.slots, weights=weight * gains, minlength=len(scores))
+    if documents.alive is not None:
+        scores *= documents.alive
+    rounded = np.round(scores, SCORE_DIGITS)
+    order = np.lexsort((-documents.keys, -rounded))
+    return [int(documents.keys[i]) for i in order if rounded[i] > 0][:limit]
+
+
+def test_sampled_floors_on_large_families_change_no_answer() -> None:
+    rng = np.random.default_rng(20261202)
+    for _ in range(60):
+        count = int(rng.integers(500, 20000))
+        documents = Documents(
+            rng.permutation(count).astype(np.int64) + 1,
+            np.ones(count),
+            rng.random(count) > 0.1 if rng.random() < 0.5 else None,
+        )
+        weighted = []
+        for _ in range(int(rng.integers(1, 8))):
+            df = int(rng.integers(1, count))
+            slots = np.sort(rng.choice(count, df, replace=False)).astype(np.int32)
+            # Few distinct gains: many exact ties and near-ties around the limit-th score.
+            gains = rng.choice([1.0, 1.0 + 4e-10, 0.5, 2.0 - 3e-10, 0.75], df)
+            weighted.append(
+                (TermPostings(slots, np.ones(df, np.float32)), gains, float(rng.choice([0.4, 1.3, 2.2])))
+            )
+        limit = int(rng.choice([1, 2, 8, 16, 64]))
+        assert top_documents(documents, weighted, limit) == sort_everything(documents, weighted, limit)
