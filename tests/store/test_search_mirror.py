@@ -24,6 +24,7 @@ from powercontext_runtime.store.backends import SqliteBackend
 from powercontext_runtime.store.search_mirror import SearchMirror
 from powercontext_runtime.store.sql_store import SqlStore
 from powercontext_runtime.text_search import parse_query
+from tests.store.writes import churn
 
 WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "记忆", "系统", "heron", "the", "a"]
 QUERIES = ["alpha beta", "the heron", "记忆系统", "gamma delta epsilon a", "zeta", "the a alpha"]
@@ -63,19 +64,6 @@ def texts(store: SqlStore, query: str, limit: int = 5) -> list[str]:
     return [hit.text for hit in store.search_memory(["s:1"], parse_query(query), limit)[0]]
 
 
-def churn(store: SqlStore, rng: random.Random, live: list[MemoryCitation], steps: int) -> None:
-    for _ in range(steps):
-        action = rng.random()
-        text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 8)))
-        if action < 0.55 or not live:
-            live.append(store.remember("s:1", text, "fact", None).citation)
-        elif action < 0.8:
-            old = live.pop(rng.randrange(len(live)))
-            live.append(store.revise_memory_entry("s:1", old, text).citation)
-        else:
-            store.retire_memory_entry("s:1", live.pop(rng.randrange(len(live))))
-
-
 def test_two_stores_on_one_database_stay_exact_while_both_write(tmp_path: Path) -> None:
     db = tmp_path / "db.sqlite3"
     first, second = SqlStore(SqliteBackend(str(db))), SqlStore(SqliteBackend(str(db)))
@@ -86,7 +74,7 @@ def test_two_stores_on_one_database_stay_exact_while_both_write(tmp_path: Path) 
         writer = first if round_ % 2 else second
         # Writes through one store drop the other's citations; keep them valid by re-reading.
         live = [hit.citation for hit in writer.search_memory(["s:1"], parse_query(" ".join(WORDS)), 1000)[0]]
-        churn(writer, rng, live, rng.randint(1, 6))
+        churn(writer, rng, live, rng.randint(1, 6), WORDS)
         for query in QUERIES:
             expected = reference_ranking(db, "s:1", query, 5)
             assert texts(first, query) == expected, query
@@ -103,9 +91,9 @@ def test_a_mirror_behind_the_pruned_log_rebuilds(tmp_path: Path, monkeypatch: py
     writer.create_scope(Scope("s:1", "", "", (), 1))
     rng = random.Random(5)
     live: list[MemoryCitation] = []
-    churn(writer, rng, live, 10)
+    churn(writer, rng, live, 10, WORDS)
     assert texts(reader, "alpha heron") == reference_ranking(db, "s:1", "alpha heron", 5)
-    churn(writer, rng, live, 40)  # far more than the 4 generations kept
+    churn(writer, rng, live, 40, WORDS)  # far more than the 4 generations kept
     conn = sqlite3.connect(db)
     assert conn.execute("SELECT COUNT(*) FROM search_log").fetchone()[0] < 10
     conn.close()

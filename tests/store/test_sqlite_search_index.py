@@ -14,6 +14,7 @@ from powercontext_runtime.store.migrations import statements as _statements
 from powercontext_runtime.store.sql_store import SqlStore
 from powercontext_runtime.store.sqlite_schema import MIGRATIONS
 from powercontext_runtime.text_search import parse_query
+from tests.store.writes import churn
 
 
 def test_document_terms_hold_words_cjk_characters_and_pairs() -> None:
@@ -52,16 +53,7 @@ def test_the_index_always_equals_a_rebuild_from_the_heads(tmp_path: Path) -> Non
     rng = random.Random(7)
     words = ["alpha", "beta", "gamma", "记忆", "系统", "delta"]
     live: list[MemoryCitation] = []
-    for _ in range(120):
-        action = rng.random()
-        text = " ".join(rng.choice(words) for _ in range(rng.randint(1, 6)))
-        if action < 0.5 or not live:
-            live.append(store.remember("s:1", text, "fact", None).citation)
-        elif action < 0.8:
-            old = live.pop(rng.randrange(len(live)))
-            live.append(store.revise_memory_entry("s:1", old, text).citation)
-        else:
-            store.retire_memory_entry("s:1", live.pop(rng.randrange(len(live))))
+    churn(store, rng, live, 120, words)
     expected: dict[tuple[int, str], Counter[str]] = {}
     for key, texts in head_texts(db).items():
         expected[key] = Counter(term for text in texts for term in document_terms(text))
