@@ -109,6 +109,7 @@ class FamilyMirror:
             self._terms[term] = TermPostings(
                 np.concatenate((old.slots, slots)), np.concatenate((old.tfs, tfs))
             )
+            self._gains.pop(term, None)  # its postings grew; `top` also resets all on a new count
             self.postings += len(pairs)
 
     def postings_of(self, rows: Sequence[tuple[int, int]]) -> TermPostings:

@@ -82,7 +82,8 @@ def ranked(
 ) -> dict[int, list[int]]:
     """The best `doc_key`s of each Scope's family, best first.
 
-    The caller holds `mirror.lock` and opened `conn`'s transaction after taking it.
+    The caller holds `mirror.lock`. A transaction begun after taking it sees everything the mirror
+    has replayed; one begun earlier (inside `Store.reading()`) may not, see `_synced`.
     """
     if not terms or not scope_keys:
         return {key: [] for key in scope_keys}
