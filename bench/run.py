@@ -30,9 +30,10 @@ from typing import Any
 
 from powercontext_runtime import search_index, text_search
 from powercontext_runtime.application import ScopedContextApplication
-from powercontext_runtime.bootstrap import open_store
+from powercontext_runtime.bootstrap import backend_for, open_store
 from powercontext_runtime.config import Settings
 from powercontext_runtime.store import Store
+from powercontext_runtime.store.copy import copy_store
 
 from . import inprocess, loadgen, seekdb
 from .datagen import CorpusSpec, is_seeded, memory_text, queries, seed
@@ -111,42 +112,52 @@ def prepare_database(db: Database, n: int, run_dir: Path) -> tuple[str, dict[str
     """A database holding the corpus of size n: (URL to benchmark, seeding facts)."""
     spec = CorpusSpec(n)
     fingerprint = spec.fingerprint(INDEX_SOURCES)
-    if db.name != "sqlite":
-        url = db.url(n)
-        if url.startswith("mysql"):
-            seekdb.create_database(url)
-        app, store = open_app(url)
-        try:
-            if is_seeded(app, fingerprint):
-                return url, {"cached": True}
-            started = time.perf_counter()
-            rate = seed(app, store, spec, fingerprint, log)
-            return url, {"cached": False, "seconds": time.perf_counter() - started, "remember_per_s": rate}
-        finally:
-            app.close()
+    cached, facts = _sqlite_corpus(spec, fingerprint)
+    if db.name == "sqlite":
+        target = run_dir / f"sqlite-{n}.sqlite3"
+        shutil.copyfile(cached, target)  # the run writes (ingest); the cached corpus stays as seeded
+        facts["file_mib"] = round(target.stat().st_size / 2**20, 1)
+        return f"sqlite:///{target}", facts
+    url = db.url(n)
+    if url.startswith("mysql"):
+        seekdb.create_database(url)
+    app, _ = open_app(url)
+    try:
+        seeded = is_seeded(app, fingerprint)
+    finally:
+        app.close()
+    if seeded:
+        return url, {"cached": True}
+    # The same rows the Runtime wrote into the SQLite corpus, moved as `powercontext copy-store`
+    # moves a deployment: far faster than replaying 4 × n remembers over OceanBase round trips.
+    log(f"  copying the {n} corpus from SQLite into {db.name}")
+    report = copy_store(backend_for(f"sqlite:///{cached}"), backend_for(url))
+    rows = sum(report.rows.values())
+    return url, {"cached": False, "copied_rows": rows, "seconds": report.seconds}
+
+
+def _sqlite_corpus(spec: CorpusSpec, fingerprint: str) -> tuple[Path, dict[str, Any]]:
+    """The cached SQLite corpus file, seeded through the Runtime if missing, and how it came about."""
     CACHE.mkdir(exist_ok=True)
+    n = spec.entries_per_scope
     cached = CACHE / f"sqlite-{n}-{fingerprint}.sqlite3"
-    facts: dict[str, Any] = {"cached": cached.exists()}
-    if not cached.exists():
-        for stale in CACHE.glob(f"sqlite-{n}-*"):
-            stale.unlink()
-        building = cached.with_suffix(".building")
-        for leftover in CACHE.glob(building.name + "*"):
-            leftover.unlink()
-        url = f"sqlite:///{building}"
-        app, store = open_app(url)
-        started = time.perf_counter()
-        try:
-            facts["remember_per_s"] = seed(app, store, spec, fingerprint, log)
-        finally:
-            app.close()
-        facts["seconds"] = time.perf_counter() - started
-        _checkpoint(building)
-        building.rename(cached)
-    target = run_dir / f"sqlite-{n}.sqlite3"
-    shutil.copyfile(cached, target)  # the run writes (ingest); the cached corpus stays as seeded
-    facts["file_mib"] = round(target.stat().st_size / 2**20, 1)
-    return f"sqlite:///{target}", facts
+    if cached.exists():
+        return cached, {"cached": True}
+    for stale in CACHE.glob(f"sqlite-{n}-*"):
+        stale.unlink()
+    building = cached.with_suffix(".building")
+    for leftover in CACHE.glob(building.name + "*"):
+        leftover.unlink()
+    app, store = open_app(f"sqlite:///{building}")
+    started = time.perf_counter()
+    try:
+        facts: dict[str, Any] = {"cached": False, "remember_per_s": seed(app, store, spec, fingerprint, log)}
+    finally:
+        app.close()
+    facts["seconds"] = time.perf_counter() - started
+    _checkpoint(building)
+    building.rename(cached)
+    return cached, facts
 
 
 def _checkpoint(path: Path) -> None:

@@ -1,8 +1,8 @@
-"""The `powercontext` command: one subcommand per client method, plus `serve` and `token`.
+"""The `powercontext` command: one subcommand per client method, plus `serve`, `token` and `copy-store`.
 
 Each client subcommand is the `PowerContextClient` method of the same name with `-` for `_`
-(`create-scope` is `create_scope`), and `prepare` is `prepare_context`. `serve` and `token` belong
-to the server package and are imported only when asked for, so a client-only install runs every
+(`create-scope` is `create_scope`), and `prepare` is `prepare_context`. `serve`, `token` and
+`copy-store` belong to the server package and are imported only when asked for, so a client-only install runs every
 other command. `docs/cli.md` documents every command and option; `powercontext COMMAND --help`
 prints the same.
 """
@@ -31,7 +31,7 @@ from ._validate import validate_prepared_context
 DEFAULT_URL = "http://127.0.0.1:8000"
 URL_ENV = "POWERCONTEXT_URL"
 TOKEN_ENV = "POWERCONTEXT_TOKEN"
-SERVER_COMMANDS = ("serve", "token")
+SERVER_COMMANDS = ("serve", "token", "copy-store")
 CONTRACT_MAX_BYTES = 32768  # the largest `max_bytes` the contract allows, the cap when none is given
 
 EXIT_OK = 0
@@ -90,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _server_command(args: list[str]) -> int | None:
-    """Index of `serve`/`token` when it is the command word (after any global options)."""
+    """Index of a server command (`SERVER_COMMANDS`) when it is the command word (after any global options)."""
     i = 0
     while i < len(args):
         arg = args[i]
@@ -131,7 +131,7 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="powercontext",
         description=(
-            "PowerContext from the terminal: run the server (serve, token) or call one API operation. "
+            "PowerContext from the terminal: run the server (serve, token, copy-store) or call one API operation. "
             "Each client command mirrors the Python client method of the same name."
         ),
         epilog=(
@@ -154,6 +154,10 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
         "serve", help="Run the HTTP server (needs the server package; `serve --help` for its flags)."
     )
     commands.add_parser("token", help="Print a new bearer token and its SHA-256 (needs the server package).")
+    commands.add_parser(
+        "copy-store",
+        help="Copy a whole database into an empty one, e.g. SQLite to OceanBase (needs the server package).",
+    )
 
     # Service ------------------------------------------------------------------------------------
     command("health", "Check that the server is live and ready (exit 1 when it is not).", _health)

@@ -1,6 +1,7 @@
-"""`powercontext serve` (settings from the environment, flags override) and `powercontext token`.
+"""`powercontext serve` (settings from the environment, flags override), `powercontext token` and
+`powercontext copy-store`.
 
-The `powercontext` console script is `powercontext_client.cli:main`, which hands these two commands
+The `powercontext` console script is `powercontext_client.cli:main`, which hands these commands
 to `main` here and imports this module only then, so a client-only install never needs the server.
 """
 
@@ -21,8 +22,9 @@ from uvicorn.config import LOG_LEVELS
 
 from powercontext_runtime.access import token_digest
 from powercontext_runtime.access_config import load_access_policy
-from powercontext_runtime.bootstrap import open_application
+from powercontext_runtime.bootstrap import backend_for, open_application
 from powercontext_runtime.config import ConfigurationError, Settings
+from powercontext_runtime.store.copy import CopyFailed, CopyRefused, copy_store
 
 logger = logging.getLogger("powercontext.server")
 
@@ -55,7 +57,36 @@ def _parser() -> argparse.ArgumentParser:
             "the digest in the POWERCONTEXT_SERVER_AUTH_FILE entry (token_sha256)."
         ),
     )
+    copy = commands.add_parser(
+        "copy-store",
+        help="Copy every row of one database into an empty one (e.g. SQLite to OceanBase).",
+        description=(
+            "Copy every row of the SOURCE database into the empty TARGET database, keys included, "
+            "from one consistent snapshot of SOURCE. Both are first brought to this release's schema. "
+            "Stop any server using TARGET first. A copy that fails leaves TARGET empty again."
+        ),
+    )
+    copy.add_argument("source", metavar="SOURCE", help="Database URL: sqlite:///path or mysql+pymysql://...")
+    copy.add_argument("target", metavar="TARGET", help="Database URL of an empty database.")
     return parser
+
+
+def copy_databases(source_url: str, target_url: str) -> int:
+    """`powercontext copy-store`: prints a line per table; exit 2 when the copy is refused."""
+    if source_url == target_url:
+        raise ConfigurationError("SOURCE and TARGET are the same database.")
+    source, target = backend_for(source_url), backend_for(target_url)
+    try:
+        report = copy_store(source, target, progress=lambda line: print(f"copied {line}", flush=True))
+    except CopyRefused as exc:
+        print(f"powercontext: {exc}", file=sys.stderr)
+        return 2
+    except CopyFailed as exc:
+        after = "TARGET is empty again" if exc.emptied else "TARGET may hold part of the copy; empty it"
+        print(f"powercontext: {exc} {after}.", file=sys.stderr)
+        return 1
+    print(f"copied {sum(report.rows.values())} rows in {report.seconds:.1f} s", flush=True)
+    return 0
 
 
 def new_token() -> tuple[str, str]:
@@ -123,6 +154,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         token, digest = new_token()
         print(f"token:        {token}\ntoken_sha256: {digest}")
         return 0
+    if args.command == "copy-store":
+        try:
+            return copy_databases(args.source, args.target)
+        except ConfigurationError as exc:
+            print(f"powercontext: {exc}", file=sys.stderr)
+            return 2
     try:
         settings = settings_from(args, dict(os.environ))
     except ConfigurationError as exc:

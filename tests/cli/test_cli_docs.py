@@ -59,8 +59,8 @@ def test_every_command_has_a_section_naming_each_of_its_arguments_and_options() 
     commands = subcommands()
     assert set(sections) == set(commands)
     for name, sub in commands.items():
-        if name in ("serve", "token"):
-            continue  # the server's parser; its flags are checked below
+        if name in ("serve", "token", "copy-store"):
+            continue  # the server's parser; its flags and arguments are checked below
         for action in sub._actions:
             if action.dest in ("help", "url", "token", "timeout", "json"):
                 continue
@@ -84,6 +84,22 @@ def test_serve_section_documents_the_server_flags() -> None:
         for option in action.option_strings:
             if option.startswith("--") and option != "--help":
                 assert f"`{option} " in section
+
+
+def test_copy_store_section_names_its_arguments() -> None:
+    from powercontext_server.cli import _parser
+
+    (copy,) = [
+        sub
+        for action in _parser()._actions
+        if isinstance(action, argparse._SubParsersAction)
+        for name, sub in action.choices.items()
+        if name == "copy-store"
+    ]
+    section = doc_sections()["copy-store"]
+    positionals = [action.metavar for action in copy._actions if not action.option_strings]
+    assert positionals == ["SOURCE", "TARGET"]
+    assert "`powercontext copy-store SOURCE TARGET`" in section
 
 
 def test_connection_options_and_environment_variables_are_documented() -> None:

@@ -28,6 +28,11 @@ class Cursor(Protocol):
 
     def fetchall(self) -> Sequence[Any]: ...
 
+    def fetchmany(self, size: int) -> Sequence[Any]: ...
+
+    @property
+    def description(self) -> Sequence[Sequence[Any]]: ...
+
     def __iter__(self) -> Iterator[Any]: ...
 
 
@@ -37,6 +42,11 @@ class Conn(Protocol):
     def execute(self, sql: str, params: Sequence[object] = ()) -> Cursor: ...
 
     def executemany(self, sql: str, params: Iterable[Sequence[object]]) -> Cursor: ...
+
+    def stream(self, sql: str) -> Cursor:
+        """A query whose rows arrive as they are fetched, not all at once (read them all before
+        the next statement on this connection)."""
+        ...
 
 
 class Backend(Protocol):
@@ -89,6 +99,9 @@ class _SqliteConn:
 
     def executemany(self, sql: str, params: Iterable[Sequence[object]]) -> Cursor:
         return self.raw.executemany(self._spell(sql), params)
+
+    def stream(self, sql: str) -> Cursor:
+        return self.raw.execute(self._spell(sql))  # SQLite steps through rows as they are fetched
 
 
 @dataclass(frozen=True)
@@ -189,6 +202,13 @@ class _MysqlConn:
         rows = [tuple(p) for p in params]
         if rows:
             cursor.executemany(self._spell(sql), rows)
+        return cursor  # type: ignore[no-any-return]
+
+    def stream(self, sql: str) -> Cursor:
+        import pymysql
+
+        cursor = self.raw.cursor(pymysql.cursors.SSCursor)  # unbuffered: rows as they arrive
+        cursor.execute(self._spell(sql))
         return cursor  # type: ignore[no-any-return]
 
 

@@ -1,0 +1,196 @@
+"""`powercontext copy-store`: a whole store moved into an empty database, SQLite ⇄ OceanBase.
+
+What a user relies on: every row arrives with its keys, the copy answers every read exactly as the
+source does and keeps accepting writes, a target holding data is refused untouched, and a copy
+that fails part-way leaves the target empty, as it was (brief: a failed write loses nothing).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from powercontext_runtime.bootstrap import backend_for, open_application
+from powercontext_runtime.config import Settings
+from powercontext_runtime.requests import CreateScope, PrepareContext, Remember, parse_request
+from powercontext_runtime.store import copy as store_copy
+from powercontext_runtime.store.backends import Backend, Conn, Cursor
+from powercontext_runtime.store.copy import TABLES, CopyFailed, CopyRefused, copy_store
+from powercontext_server.cli import main as server_main
+
+from ..seekdb import SeekdbServer
+from .test_backend_parity import observe, seed
+
+
+def _settings(url: str) -> Settings:
+    return Settings(database_url=url, assembly_max_entries=8)
+
+
+def seeded(url: str) -> None:
+    app = open_application(_settings(url))
+    try:
+        seed(app)
+    finally:
+        app.close()
+
+
+def observed(url: str) -> list[object]:
+    app = open_application(_settings(url))
+    try:
+        return observe(app)
+    finally:
+        app.close()
+
+
+def table_rows(url: str) -> dict[str, list[tuple[Any, ...]]]:
+    backend = backend_for(url)
+    conn = backend.connect()
+    try:
+        return {t: sorted(tuple(r) for r in conn.execute(f"SELECT * FROM {t}").fetchall()) for t in TABLES}
+    finally:
+        backend.close(conn)
+
+
+@pytest.fixture
+def urls(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[dict[str, str]]:
+    """A factory of empty databases by backend name (seekdb starts only when asked for)."""
+
+    class Urls(dict[str, str]):
+        def __missing__(self, key: str) -> str:
+            if key.startswith("sqlite"):
+                url = f"sqlite:///{tmp_path / (key + '.sqlite3')}"
+            else:
+                server: SeekdbServer = request.getfixturevalue("seekdb")
+                url = server.new_database_url()
+            self[key] = url
+            return url
+
+    yield Urls()
+
+
+@pytest.mark.parametrize(
+    ("source", "target"),
+    [("sqlite-a", "sqlite-b"), ("sqlite-a", "oceanbase-b"), ("oceanbase-a", "sqlite-b")],
+)
+def test_copy_holds_every_row_answers_alike_and_accepts_writes(
+    urls: dict[str, str], source: str, target: str
+) -> None:
+    seeded(urls[source])
+    report = copy_store(backend_for(urls[source]), backend_for(urls[target]))
+
+    before = table_rows(urls[source])
+    assert table_rows(urls[target]) == before
+    assert report.rows == {table: len(rows) for table, rows in before.items()}
+    assert report.rows["search_postings"] > 100  # the copy has substance
+    assert observed(urls[target]) == observed(urls[source])
+
+    # New keys continue after the copied ones: a remember lands and is found, on both sides alike.
+    for url in (urls[source], urls[target]):
+        app = open_application(_settings(url))
+        try:
+            entry = app.remember(parse_request(Remember, {"scope_id": "project:a", "text": "zebra crossing"}))
+            found = app.prepare_context(
+                parse_request(PrepareContext, {"scope_id": "project:a", "query": "zebra"})
+            )
+        finally:
+            app.close()
+        assert entry.citation.entry_id in found.content
+    # ...under the same keys (only the write times differ).
+    after_source, after_target = table_rows(urls[source]), table_rows(urls[target])
+    for table in ("memory_entry_versions", "search_docs", "search_postings", "search_stats"):
+        assert after_target[table] == after_source[table]
+
+
+@pytest.mark.parametrize("target", ["sqlite-b", "oceanbase-b"])
+def test_copy_refuses_a_target_that_holds_data_and_leaves_it_untouched(
+    urls: dict[str, str], target: str
+) -> None:
+    seeded(urls["sqlite-a"])
+    app = open_application(_settings(urls[target]))
+    try:
+        app.create_scope(parse_request(CreateScope, {"scope_id": "already:here"}))
+    finally:
+        app.close()
+    before = table_rows(urls[target])
+
+    with pytest.raises(CopyRefused, match="already holds data"):
+        copy_store(backend_for(urls["sqlite-a"]), backend_for(urls[target]))
+    assert table_rows(urls[target]) == before
+
+
+@dataclass(frozen=True)
+class FailingBackend:
+    """A test double for an injected fault: the wrapped backend, but the insert into `table` fails."""
+
+    inner: Backend
+    table: str
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def connect(self) -> Conn:
+        return _FailingConn(self.inner.connect(), self.table)
+
+    # The backend's own calls get its own connection back.
+    def begin(self, conn: _FailingConn, write: bool) -> None:
+        self.inner.begin(conn.inner, write)
+
+    def commit(self, conn: _FailingConn) -> None:
+        self.inner.commit(conn.inner)
+
+    def rollback(self, conn: _FailingConn) -> None:
+        self.inner.rollback(conn.inner)
+
+    def close(self, conn: _FailingConn) -> None:
+        self.inner.close(conn.inner)
+
+
+@dataclass(frozen=True)
+class _FailingConn:
+    inner: Conn
+    table: str
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def executemany(self, sql: str, params: Any) -> Cursor:
+        if sql.startswith(f"INSERT INTO {self.table} "):
+            raise sqlite3.OperationalError("disk I/O error (injected)")
+        return self.inner.executemany(sql, params)
+
+
+def test_a_copy_that_fails_part_way_leaves_the_target_empty(
+    urls: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seeded(urls["sqlite-a"])
+    monkeypatch.setattr(store_copy, "COMMIT_ROWS", 10)  # earlier tables are committed before the fault
+    failing = FailingBackend(backend_for(urls["sqlite-b"]), "search_log")
+
+    with pytest.raises(CopyFailed) as failed:
+        copy_store(backend_for(urls["sqlite-a"]), failing)  # type: ignore[arg-type]
+    assert failed.value.emptied
+    assert all(rows == [] for rows in table_rows(urls["sqlite-b"]).values())
+    # Emptied, the target takes the whole copy afterwards.
+    copy_store(backend_for(urls["sqlite-a"]), backend_for(urls["sqlite-b"]))
+    assert table_rows(urls["sqlite-b"]) == table_rows(urls["sqlite-a"])
+
+
+def test_the_command_copies_and_refuses_with_exit_statuses(
+    urls: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    seeded(urls["sqlite-a"])
+    assert server_main(["copy-store", urls["sqlite-a"], urls["sqlite-b"]]) == 0
+    out = capsys.readouterr().out
+    assert "copied search_postings: " in out and out.rstrip().splitlines()[-1].startswith("copied ")
+
+    assert server_main(["copy-store", urls["sqlite-a"], urls["sqlite-b"]]) == 2
+    assert "already holds data" in capsys.readouterr().err
+    assert server_main(["copy-store", urls["sqlite-a"], urls["sqlite-a"]]) == 2
+    assert "same database" in capsys.readouterr().err
+    assert server_main(["copy-store", urls["sqlite-a"], "postgres://x/y"]) == 2
+    assert "must start with" in capsys.readouterr().err
