@@ -97,8 +97,16 @@ def term_gains(postings: TermPostings, norms: npt.NDArray[np.float64]) -> npt.ND
     return tfs * (K1 + 1.0) / (tfs + norms[postings.slots])
 
 
+def contributions(gains: npt.NDArray[np.float64], weight: float) -> npt.NDArray[np.float64]:
+    """What each posting adds to its document's score: the term's idf times its gain."""
+    return weight * gains
+
+
 # Documents per sampled score when looking for a floor below the limit-th score.
 _SAMPLE_STRIDE = 64
+# Up to this many postings, plain Python ranks faster than numpy's per-call overhead allows.
+_SMALL_POSTINGS = 256
+_SCALE = 10.0**SCORE_DIGITS
 
 
 def _score_floor(scores: npt.NDArray[np.float64], limit: int) -> float:
@@ -115,25 +123,28 @@ def _score_floor(scores: npt.NDArray[np.float64], limit: int) -> float:
 
 def top_documents(
     documents: Documents,
-    weighted: Sequence[tuple[TermPostings, npt.NDArray[np.float64], float]],
+    weighted: Sequence[tuple[TermPostings, npt.NDArray[np.float64]]],
     limit: int,
 ) -> list[int]:
     """Keys of the `limit` best live documents, best first; ties go to the larger key.
 
-    `weighted` holds each matching query term's postings, their `term_gains`, and the term's idf.
-    Every backend ranks through this one function, so the order cannot differ between them. Each
-    score is float64 summed term by term in query order; scores are rounded before comparing so
-    near-equal sums still order by key.
+    `weighted` holds each matching query term's postings and their `contributions`, in query
+    order. Every backend ranks through this one function, so the order cannot differ between
+    them. Each score is float64 summed term by term in query order; scores are rounded as numpy
+    rounds (scale by 10**9, round half to even, unscale) before comparing, so near-equal sums
+    still order by key. Small inputs take a plain-Python path that computes the same floats.
     """
     count = len(documents.keys)
     if count == 0 or not weighted:
         return []
+    if sum(len(postings.slots) for postings, _ in weighted) <= _SMALL_POSTINGS:
+        return _top_few(documents, weighted, limit)
     # With weights, bincount sums float64 (its stubs only know the integer form).
     scores = cast(
         "npt.NDArray[np.float64]",
         np.bincount(
-            np.concatenate([postings.slots for postings, _, _ in weighted]),
-            weights=np.concatenate([weight * gains for _, gains, weight in weighted]),
+            np.concatenate([postings.slots for postings, _ in weighted]),
+            weights=np.concatenate([added for _, added in weighted]),
             minlength=count,
         ),
     )
@@ -152,3 +163,25 @@ def top_documents(
     keys = documents.keys[matched]
     order = np.lexsort((-keys, -rounded))[:limit]
     return [int(key) for key in keys[order]]
+
+
+def _top_few(
+    documents: Documents,
+    weighted: Sequence[tuple[TermPostings, npt.NDArray[np.float64]]],
+    limit: int,
+) -> list[int]:
+    """`top_documents` for a few postings: the same additions in the same order (0.0 + the first
+    term's contribution + the next ...), and numpy's rounding, with Python floats."""
+    scores: dict[int, float] = {}
+    for postings, added in weighted:
+        for slot, value in zip(postings.slots.tolist(), added.tolist(), strict=True):
+            scores[slot] = scores.get(slot, 0.0) + value
+    alive = documents.alive
+    keys = documents.keys
+    ranked = []
+    for slot, score in scores.items():
+        rounded = round(score * _SCALE) / _SCALE
+        if rounded > 0.0 and (alive is None or alive[slot]):
+            ranked.append((-rounded, -int(keys[slot])))
+    ranked.sort()
+    return [-key for _, key in ranked[:limit]]

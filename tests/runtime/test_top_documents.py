@@ -1,21 +1,34 @@
 """Search order (search_index.top_documents): BM25 sums rounded to 9 digits, best first, ties to
-the larger key, removed documents never. The fast path only rounds and sorts documents near the
-limit-th score; it must agree with sorting everything."""
+the larger key, removed documents never. The numpy path only rounds and sorts documents near the
+limit-th score, and a plain-Python path ranks small inputs; both must agree with sorting
+everything."""
 
 from __future__ import annotations
 
+from unittest import mock
+
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from powercontext_runtime.search_index import SCORE_DIGITS, Documents, TermPostings, top_documents
+from powercontext_runtime import search_index
+from powercontext_runtime.search_index import (
+    SCORE_DIGITS,
+    Documents,
+    TermPostings,
+    contributions,
+    top_documents,
+)
+
+Weighted = list[tuple[TermPostings, np.ndarray]]
 
 # Gains close to each other and to rounding boundaries, so ties and near-ties are common.
 GAINS = st.sampled_from([1.0, 1.0 + 4e-10, 1.0 + 6e-10, 0.5, 0.5 + 1e-12, 2.0 - 3e-10, 1e-10])
 
 
 @st.composite
-def corpora(draw: st.DrawFn) -> tuple[Documents, list[tuple[TermPostings, np.ndarray, float]], int]:
+def corpora(draw: st.DrawFn) -> tuple[Documents, Weighted, int]:
     count = draw(st.integers(min_value=1, max_value=40))
     keys = np.array(draw(st.permutations(range(1000, 1000 + count))), np.int64)
     alive = np.array(draw(st.lists(st.booleans(), min_size=count, max_size=count)), np.bool_)
@@ -24,21 +37,22 @@ def corpora(draw: st.DrawFn) -> tuple[Documents, list[tuple[TermPostings, np.nda
         slots = sorted(draw(st.sets(st.integers(min_value=0, max_value=count - 1), max_size=count)))
         gains = np.array([draw(GAINS) for _ in slots], np.float64)
         postings = TermPostings(np.array(slots, np.int32), np.ones(len(slots), np.float32))
-        weighted.append((postings, gains, draw(st.sampled_from([1.0, 0.3, 2.5]))))
+        weighted.append((postings, contributions(gains, draw(st.sampled_from([1.0, 0.3, 2.5])))))
     documents = Documents(keys, np.ones(count), alive if draw(st.booleans()) else None)
     return documents, weighted, draw(st.integers(min_value=1, max_value=12))
 
 
+@pytest.mark.parametrize("path", ["python", "numpy"])
 @settings(max_examples=500)
-@given(corpora())
-def test_fast_top_documents_equal_sorting_every_document(
-    corpus: tuple[Documents, list[tuple[TermPostings, np.ndarray, float]], int],
+@given(corpus=corpora())
+def test_both_ranking_paths_equal_sorting_every_document(
+    path: str, corpus: tuple[Documents, Weighted, int]
 ) -> None:
     documents, weighted, limit = corpus
     scores = [0.0] * len(documents.keys)
-    for postings, gains, weight in weighted:
-        for slot, gain in zip(postings.slots.tolist(), (weight * gains).tolist(), strict=True):
-            scores[slot] += gain
+    for postings, added in weighted:
+        for slot, value in zip(postings.slots.tolist(), added.tolist(), strict=True):
+            scores[slot] += value
     # numpy's rounding (scale, round half to even, unscale), which is what ranking defines.
     rounded = [float(np.round(score, SCORE_DIGITS)) for score in scores]
     ranked = sorted(
@@ -46,16 +60,17 @@ def test_fast_top_documents_equal_sorting_every_document(
         for slot, (score, key) in enumerate(zip(rounded, documents.keys.tolist(), strict=True))
         if (documents.alive is None or documents.alive[slot]) and score > 0
     )
-    assert top_documents(documents, weighted, limit) == [-key for _, key in ranked[:limit]]
+    # These inputs are small: the plain-Python path takes them unless the threshold is lowered.
+    small = 1_000_000 if path == "python" else -1
+    with mock.patch.object(search_index, "_SMALL_POSTINGS", small):
+        assert top_documents(documents, weighted, limit) == [-key for _, key in ranked[:limit]]
 
 
-def sort_everything(
-    documents: Documents, weighted: list[tuple[TermPostings, np.ndarray, float]], limit: int
-) -> list[int]:
+def sort_everything(documents: Documents, weighted: Weighted, limit: int) -> list[int]:
     """The definition without shortcuts: every document rounded and sorted."""
     scores = np.zeros(len(documents.keys))
-    for postings, gains, weight in weighted:
-        scores += np.bincount(postings.slots, weights=weight * gains, minlength=len(scores))
+    for postings, added in weighted:
+        scores += np.bincount(postings.slots, weights=added, minlength=len(scores))
     if documents.alive is not None:
         scores *= documents.alive
     rounded = np.round(scores, SCORE_DIGITS)
@@ -78,8 +93,7 @@ def test_sampled_floors_on_large_families_change_no_answer() -> None:
             slots = np.sort(rng.choice(count, df, replace=False)).astype(np.int32)
             # Few distinct gains: many exact ties and near-ties around the limit-th score.
             gains = rng.choice([1.0, 1.0 + 4e-10, 0.5, 2.0 - 3e-10, 0.75], df)
-            weighted.append(
-                (TermPostings(slots, np.ones(df, np.float32)), gains, float(rng.choice([0.4, 1.3, 2.2])))
-            )
+            weight = float(rng.choice([0.4, 1.3, 2.2]))
+            weighted.append((TermPostings(slots, np.ones(df, np.float32)), contributions(gains, weight)))
         limit = int(rng.choice([1, 2, 8, 16, 64]))
         assert top_documents(documents, weighted, limit) == sort_everything(documents, weighted, limit)

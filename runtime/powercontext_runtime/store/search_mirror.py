@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from ..search_index import Documents, TermPostings, length_norms, term_gains, top_documents
+from ..search_index import Documents, TermPostings, contributions, length_norms, term_gains, top_documents
 
 # About 8 bytes a posting: 32M postings is some 256 MiB of arrays before eviction starts.
 MAX_POSTINGS = 32_000_000
@@ -55,11 +55,12 @@ class FamilyMirror:
         self._terms: dict[str, TermPostings] = {}
         self._dead = 0
         self.postings = 0
-        # Per-posting BM25 gains for one average length; every write changes it, so they live
-        # as long as the Scope family's index stays unchanged (reads between writes reuse them).
+        # Per-posting score contributions (idf × BM25 gain) for one average length and idf; every
+        # write changes both, so they live as long as the Scope family's index stays unchanged
+        # (reads between writes reuse them).
         self._norms_average = -1.0
         self._norms = np.zeros(0)
-        self._gains: dict[str, npt.NDArray[np.float64]] = {}
+        self._added: dict[str, tuple[float, npt.NDArray[np.float64]]] = {}
         # Document frequencies of loaded terms, counted over live documents until the next change.
         self._frequencies: dict[str, int] = {}
 
@@ -109,7 +110,7 @@ class FamilyMirror:
             self._terms[term] = TermPostings(
                 np.concatenate((old.slots, slots)), np.concatenate((old.tfs, tfs))
             )
-            self._gains.pop(term, None)  # its postings grew; `top` also resets all on a new count
+            self._added.pop(term, None)  # its postings grew; `top` also resets all on a new count
             self.postings += len(pairs)
 
     def postings_of(self, rows: Sequence[tuple[int, int]]) -> TermPostings:
@@ -155,16 +156,18 @@ class FamilyMirror:
         if average_length != self._norms_average or len(self._norms) != count:
             self._norms = length_norms(self._lengths[:count], average_length)
             self._norms_average = average_length
-            self._gains.clear()
+            self._added.clear()
         weighted = []
         for term, weight in weights:
             postings = self._lookup(term, borrowed)
-            gains = self._gains.get(term)
-            if gains is None:
-                gains = term_gains(postings, self._norms)
+            cached = self._added.get(term)
+            if cached is not None and cached[0] == weight:
+                added = cached[1]
+            else:
+                added = contributions(term_gains(postings, self._norms), weight)
                 if term in self._terms:
-                    self._gains[term] = gains
-            weighted.append((postings, gains, weight))
+                    self._added[term] = (weight, added)
+            weighted.append((postings, added))
         alive = self._alive[:count] if self._dead else None
         documents = Documents(self._keys[:count], self._lengths[:count], alive)
         return top_documents(documents, weighted, limit)
