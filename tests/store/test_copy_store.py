@@ -123,6 +123,19 @@ def test_copy_refuses_a_target_that_holds_data_and_leaves_it_untouched(
     assert table_rows(urls[target]) == before
 
 
+def test_copy_refuses_a_target_holding_other_tables(urls: dict[str, str]) -> None:
+    seeded(urls["sqlite-a"])
+    open_application(_settings(urls["sqlite-b"])).close()
+    other = sqlite3.connect(urls["sqlite-b"].removeprefix("sqlite:///"))
+    other.execute("CREATE TABLE someone_elses (x INTEGER)")
+    other.commit()
+    other.close()
+
+    with pytest.raises(CopyRefused, match="unknown: someone_elses"):
+        copy_store(backend_for(urls["sqlite-a"]), backend_for(urls["sqlite-b"]))
+    assert all(rows == [] for rows in table_rows(urls["sqlite-b"]).values())
+
+
 @dataclass(frozen=True)
 class FailingBackend:
     """A test double for an injected fault: the wrapped backend, but the insert into `table` fails."""

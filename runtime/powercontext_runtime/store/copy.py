@@ -108,9 +108,16 @@ def _check_compatible(source: tuple[Conn, str], target: tuple[Conn, str]) -> Non
             "both must be at the version this release creates."
         )
     expected = {*TABLES, _BOOKKEEPING}
-    for conn, backend_name in (source, target):
-        if _tables(conn, backend_name) != expected:
-            raise CopyRefused("A store holds tables this release does not know; upgrade PowerContext first.")
+    for side, (conn, backend_name) in (("source", source), ("target", target)):
+        found = _tables(conn, backend_name)
+        if found != expected:
+            unknown, missing = sorted(found - expected), sorted(expected - found)
+            raise CopyRefused(
+                f"The {side} database's tables are not exactly this release's"
+                + (f"; unknown: {', '.join(unknown)}" if unknown else "")
+                + (f"; missing: {', '.join(missing)}" if missing else "")
+                + ". Copy between databases that hold PowerContext's tables only."
+            )
     occupied = [t for t in TABLES if writer.execute(f"SELECT 1 FROM {t} LIMIT 1").fetchone() is not None]
     if occupied:
         raise CopyRefused(
