@@ -69,16 +69,22 @@ def test_every_command_has_a_section_naming_each_of_its_arguments_and_options() 
                 assert re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", sections[name]), f"{name}: {word}"
 
 
-def test_serve_section_documents_the_server_flags() -> None:
+def server_subcommand(command: str) -> argparse.ArgumentParser:
+    """The server package's own parser of `command` (the client hands these commands over)."""
     from powercontext_server.cli import _parser
 
-    (serve,) = [
+    (found,) = [
         sub
         for action in _parser()._actions
         if isinstance(action, argparse._SubParsersAction)
         for name, sub in action.choices.items()
-        if name == "serve"
+        if name == command
     ]
+    return found
+
+
+def test_serve_section_documents_the_server_flags() -> None:
+    serve = server_subcommand("serve")
     section = doc_sections()["serve"]
     for action in serve._actions:
         for option in action.option_strings:
@@ -87,15 +93,7 @@ def test_serve_section_documents_the_server_flags() -> None:
 
 
 def test_copy_store_section_names_its_arguments() -> None:
-    from powercontext_server.cli import _parser
-
-    (copy,) = [
-        sub
-        for action in _parser()._actions
-        if isinstance(action, argparse._SubParsersAction)
-        for name, sub in action.choices.items()
-        if name == "copy-store"
-    ]
+    copy = server_subcommand("copy-store")
     section = doc_sections()["copy-store"]
     positionals = [action.metavar for action in copy._actions if not action.option_strings]
     assert positionals == ["SOURCE", "TARGET"]
