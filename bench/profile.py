@@ -21,6 +21,7 @@ from typing import Any
 from pyinstrument import Profiler
 
 from powercontext_runtime.requests import PrepareContext, parse_request
+from powercontext_server.allocator import keep_freed_memory
 
 from .datagen import queries
 from .run import open_app, prepare_database
@@ -148,13 +149,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     PROFILES.mkdir(exist_ok=True)
     from .run import Database
 
-    for old in PROFILES.glob("*.txt"):
-        old.unlink()
+    keep_freed_memory()  # profile the process as the server runs it
     with tempfile.TemporaryDirectory(prefix="pc-profile-") as tmp:
         work = Path(tmp)
         for entries in (int(n) for n in args.entries.split(",")):
             url, _ = prepare_database(Database("sqlite", ""), entries, work)
             size = f"{entries // 1000}k" if entries % 1000 == 0 else str(entries)
+            for old in PROFILES.glob(f"*-{size}.txt"):  # this size's set is written afresh
+                old.unlink()
             for mode in args.modes.split(","):
                 for name, text in (
                     (f"inprocess-{mode}-{size}.txt", profile_in_process(url, mode, args.seconds)),

@@ -34,6 +34,7 @@ from powercontext_runtime.bootstrap import backend_for, open_store
 from powercontext_runtime.config import Settings
 from powercontext_runtime.store import Store
 from powercontext_runtime.store.copy import copy_store
+from powercontext_server.allocator import keep_freed_memory
 
 from . import inprocess, loadgen, seekdb
 from .datagen import CorpusSpec, is_seeded, memory_text, queries, seed
@@ -455,6 +456,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--smoke", action="store_true", help="tiny corpus, short runs: checks the harness")
     args = parser.parse_args(argv)
+    keep_freed_memory()  # in-process figures run with the allocator tuned as the server tunes it
     sizes: tuple[int, ...] = (1_000, 10_000) if args.quick else (1_000, 10_000, 100_000)
     if args.sizes:
         sizes = tuple(int(s) for s in args.sizes.split(","))

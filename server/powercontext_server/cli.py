@@ -26,6 +26,8 @@ from powercontext_runtime.bootstrap import backend_for, open_application
 from powercontext_runtime.config import ConfigurationError, Settings
 from powercontext_runtime.store.copy import CopyFailed, CopyRefused, copy_store
 
+from .allocator import keep_freed_memory
+
 logger = logging.getLogger("powercontext.server")
 
 
@@ -123,6 +125,7 @@ def serve(settings: Settings) -> None:
     from .app import create_app
 
     load_access_policy(settings)  # refuse a bad access configuration before opening the store
+    keep_freed_memory()  # see allocator.py; workers do the same for themselves
     application = open_application(settings)  # also creates or upgrades the schema, once
     # Our own access line (with the request id) replaces uvicorn's; it never logs bodies or headers.
     options: dict[str, Any] = {

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 from powercontext_runtime.bootstrap import open_application
 from powercontext_runtime.config import Settings
 
+from .allocator import keep_freed_memory
+
 if TYPE_CHECKING:
     import connexion
 
@@ -23,6 +25,7 @@ def create_worker_app() -> connexion.AsyncApp:
     warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
     from .app import create_app
 
+    keep_freed_memory()
     settings = Settings.from_env()
     application = open_application(settings)
     atexit.register(application.close)
