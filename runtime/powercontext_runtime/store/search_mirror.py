@@ -24,7 +24,8 @@ import numpy.typing as npt
 
 from ..search_index import Documents, TermPostings, contributions, length_norms, term_gains, top_documents
 
-# About 8 bytes a posting: 32M postings is some 256 MiB of arrays before eviction starts.
+# About 16 bytes a posting (slot, term frequency, cached contribution): 32M postings is some
+# 512 MiB of arrays before eviction starts.
 MAX_POSTINGS = 32_000_000
 # Rebuild rather than keep scoring dead documents once a quarter of the slots are dead.
 _MIN_DEAD_FOR_REBUILD = 1024
