@@ -113,8 +113,8 @@ def prepare_database(db: Database, n: int, run_dir: Path) -> tuple[str, dict[str
     """A database holding the corpus of size n: (URL to benchmark, seeding facts)."""
     spec = CorpusSpec(n)
     fingerprint = spec.fingerprint(INDEX_SOURCES)
-    cached, facts = _sqlite_corpus(spec, fingerprint)
     if db.name == "sqlite":
+        cached, facts = _sqlite_corpus(spec, fingerprint)
         target = run_dir / f"sqlite-{n}.sqlite3"
         shutil.copyfile(cached, target)  # the run writes (ingest); the cached corpus stays as seeded
         facts["file_mib"] = round(target.stat().st_size / 2**20, 1)
@@ -131,6 +131,7 @@ def prepare_database(db: Database, n: int, run_dir: Path) -> tuple[str, dict[str
         return url, {"cached": True}
     # The same rows the Runtime wrote into the SQLite corpus, moved as `powercontext copy-store`
     # moves a deployment: far faster than replaying 4 × n remembers over OceanBase round trips.
+    cached, _ = _sqlite_corpus(spec, fingerprint)  # only when the database lacks the corpus
     log(f"  copying the {n} corpus from SQLite into {db.name}")
     report = copy_store(backend_for(f"sqlite:///{cached}"), backend_for(url))
     rows = sum(report.rows.values())

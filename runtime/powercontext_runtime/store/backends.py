@@ -57,6 +57,11 @@ class Backend(Protocol):
     def migrations(self) -> tuple[Migration, ...]: ...
 
     @property
+    def list_tables(self) -> str:
+        """A query of the names of the tables in this database."""
+        ...
+
+    @property
     def errors(self) -> tuple[type[Exception], ...]:
         """The driver's failures: the storage service is unavailable."""
 
@@ -109,6 +114,7 @@ class SqliteBackend:
     path: str
     name: str = "sqlite"
     migrations: tuple[Migration, ...] = sqlite_schema.MIGRATIONS
+    list_tables: str = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
     errors: tuple[type[Exception], ...] = (sqlite3.Error,)
     duplicate_key: type[Exception] = sqlite3.IntegrityError
     checkpointer: WalCheckpointer | None = field(default=None, compare=False, repr=False)
@@ -243,6 +249,7 @@ class MysqlBackend:
     target: MysqlTarget
     name: str = "oceanbase"
     migrations: tuple[Migration, ...] = mysql_schema.MIGRATIONS
+    list_tables: str = "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE()"
     errors: tuple[type[Exception], ...] = ()
     duplicate_key: type[Exception] = Exception
 

@@ -37,7 +37,6 @@ TABLES = (
     "search_log",
 )
 _BOOKKEEPING = "schema_migrations"
-SQLITE = "sqlite"
 # Rows per multi-row INSERT, and per committed transaction of the target.
 BATCH_ROWS = 1000
 COMMIT_ROWS = 50_000
@@ -69,7 +68,7 @@ def copy_store(source: Backend, target: Backend, progress: Callable[[str], None]
     with _connection(source) as reader, _connection(target) as writer:
         source.begin(reader, write=False)
         try:
-            _check_compatible((reader, source.name), (writer, target.name))
+            _check_compatible((reader, source), (writer, target))
             rows = _copy_tables(reader, writer, target, source.errors + target.errors, progress)
         finally:
             with suppress(*source.errors):
@@ -87,19 +86,11 @@ def _connection(backend: Backend) -> Iterator[Conn]:
             backend.close(conn)
 
 
-def _tables(conn: Conn, backend_name: str) -> set[str]:
-    if backend_name == SQLITE:
-        sql = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-    else:
-        sql = "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE()"
-    return {str(row[0]) for row in conn.execute(sql).fetchall()}
-
-
 def _schema_version(conn: Conn) -> int:
     return int(conn.execute(f"SELECT MAX(version) FROM {_BOOKKEEPING}").fetchone()[0] or 0)
 
 
-def _check_compatible(source: tuple[Conn, str], target: tuple[Conn, str]) -> None:
+def _check_compatible(source: tuple[Conn, Backend], target: tuple[Conn, Backend]) -> None:
     (reader, _), (writer, _) = source, target
     source_version, target_version = _schema_version(reader), _schema_version(writer)
     if source_version != target_version:
@@ -108,8 +99,8 @@ def _check_compatible(source: tuple[Conn, str], target: tuple[Conn, str]) -> Non
             "both must be at the version this release creates."
         )
     expected = {*TABLES, _BOOKKEEPING}
-    for side, (conn, backend_name) in (("source", source), ("target", target)):
-        found = _tables(conn, backend_name)
+    for side, (conn, backend) in (("source", source), ("target", target)):
+        found = {str(row[0]) for row in conn.execute(backend.list_tables).fetchall()}
         if found != expected:
             unknown, missing = sorted(found - expected), sorted(expected - found)
             raise CopyRefused(
