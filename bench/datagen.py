@@ -18,15 +18,15 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from powercontext_runtime.application import ScopedContextApplication
-from powercontext_runtime.requests import (
-    CreateScope,
-    DecideCandidate,
-    ProposeExperience,
-    ProposeProfile,
-    PutTopic,
-    Remember,
+from powercontext_api.models import (
+    CandidateDecisionRequest,
+    ProposeExperienceRequest,
+    ProposeProfileRequest,
+    PutTopicRequest,
+    RememberRequest,
+    ScopeCreateRequest,
 )
+from powercontext_runtime.application import ScopedContextApplication
 from powercontext_runtime.store import Store
 
 # Bump when the generated text or the corpus shape changes: it names the cached corpora.
@@ -398,16 +398,18 @@ def _seed(
 ) -> float:
     rng = random.Random(spec.seed)
     for scope_id in REFERENCE_SCOPES:
-        app.create_scope(CreateScope(scope_id=scope_id, title=f"Reference {scope_id}"))
+        app.create_scope(ScopeCreateRequest(scope_id=scope_id, title=f"Reference {scope_id}"))
     app.create_scope(
-        CreateScope(scope_id=MAIN_SCOPE, title="Benchmark project", context_references=REFERENCE_SCOPES)
+        ScopeCreateRequest(
+            scope_id=MAIN_SCOPE, title="Benchmark project", context_references=REFERENCE_SCOPES
+        )
     )
     scopes = [MAIN_SCOPE, *REFERENCE_SCOPES]
     remembered = 0
     started = time.perf_counter()
     for scope_id in scopes:
         for _ in range(spec.entries_per_scope):
-            app.remember(Remember(scope_id=scope_id, text=memory_text(rng)))
+            app.remember(RememberRequest(scope_id=scope_id, text=memory_text(rng)))
             remembered += 1
             if remembered % BATCH == 0:
                 commit()
@@ -416,23 +418,27 @@ def _seed(
     remember_rate = remembered / (time.perf_counter() - started)
     for scope_id in scopes:
         for _ in range(spec.experience_per_scope):
-            candidate = app.propose_experience(ProposeExperience(scope_id=scope_id, **experience_fields(rng)))
+            candidate = app.propose_experience(
+                ProposeExperienceRequest(scope_id=scope_id, **experience_fields(rng))
+            )
             app.approve_candidate(
-                DecideCandidate(scope_id=scope_id, candidate_id=candidate.candidate_id, expected_version=1)
+                CandidateDecisionRequest(
+                    scope_id=scope_id, candidate_id=candidate.candidate_id, expected_version=1
+                )
             )
         profile = app.propose_profile(
-            ProposeProfile(scope_id=scope_id, content=profile_content(rng, scope_id))
+            ProposeProfileRequest(scope_id=scope_id, content=profile_content(rng, scope_id))
         )
         app.approve_candidate(
-            DecideCandidate(scope_id=scope_id, candidate_id=profile.candidate_id, expected_version=1)
+            CandidateDecisionRequest(scope_id=scope_id, candidate_id=profile.candidate_id, expected_version=1)
         )
     for _ in range(spec.topics):
         topic = topic_fields(rng)
         app.put_topic(
-            PutTopic(
+            PutTopicRequest(
                 scope_id=MAIN_SCOPE, title=topic["title"], summary=topic["summary"], detail=topic["detail"]
             )
         )
     commit()
-    app.create_scope(CreateScope(scope_id=marker_scope(fingerprint), title="seeded"))
+    app.create_scope(ScopeCreateRequest(scope_id=marker_scope(fingerprint), title="seeded"))
     return remember_rate

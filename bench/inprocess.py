@@ -8,11 +8,11 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from powercontext_api.models import PrepareContextRequest, RememberRequest, ScopeCreateRequest
 from powercontext_runtime.application import ScopedContextApplication
 from powercontext_runtime.candidates import Candidate, Origin
 from powercontext_runtime.legacy_prepare import prepare_legacy
 from powercontext_runtime.prepared_context_builder import AssemblyOptions, Section, build_text_context
-from powercontext_runtime.requests import CreateScope, PrepareContext, Remember, parse_request
 from powercontext_runtime.store import Store
 from powercontext_runtime.text_render import document, quote_body
 from powercontext_runtime.text_search import parse_query
@@ -53,7 +53,7 @@ def prepare_runs(
         mode.raw_reads(store, parsed[(offset + i) % len(parsed)])
 
     def prepare(i: int) -> None:
-        app.prepare_context(parse_request(PrepareContext, bodies[(offset + i) % len(bodies)]))
+        app.prepare_context(PrepareContextRequest.model_validate(bodies[(offset + i) % len(bodies)]))
 
     base = latency_run(timed_batch(raw, count, cap_s))
     full = latency_run(timed_batch(prepare, count, cap_s))
@@ -62,13 +62,13 @@ def prepare_runs(
 
 def remember_rate(app: ScopedContextApplication, scope_id: str, seconds: float, seed: int) -> float:
     """In-process remembers per second into a fresh Scope, one Store transaction each."""
-    app.create_scope(CreateScope(scope_id=scope_id))
+    app.create_scope(ScopeCreateRequest(scope_id=scope_id))
     rng = random.Random(seed)
     texts = [memory_text(rng) for _ in range(512)]
     done = 0
     started = time.perf_counter()
     while time.perf_counter() - started < seconds:
-        app.remember(Remember(scope_id=scope_id, text=texts[done % len(texts)]))
+        app.remember(RememberRequest(scope_id=scope_id, text=texts[done % len(texts)]))
         done += 1
     return done / (time.perf_counter() - started)
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from pyinstrument import Profiler
 
-from powercontext_runtime.requests import PrepareContext, parse_request
+from powercontext_api.models import PrepareContextRequest
 from powercontext_server.allocator import keep_freed_memory
 
 from .datagen import queries
@@ -36,13 +36,13 @@ def profile_in_process(url: str, mode_key: str, seconds: float) -> str:
     bodies = [mode.body(q) for q in queries()]
     try:
         for body in bodies:  # warm
-            app.prepare_context(parse_request(PrepareContext, body))
+            app.prepare_context(PrepareContextRequest.model_validate(body))
         profiler = Profiler(interval=0.0005)
         count = 0
         profiler.start()
         deadline = time.perf_counter() + seconds
         while time.perf_counter() < deadline:
-            app.prepare_context(parse_request(PrepareContext, bodies[count % len(bodies)]))
+            app.prepare_context(PrepareContextRequest.model_validate(bodies[count % len(bodies)]))
             count += 1
         profiler.stop()
     finally:

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeAlias, TypeVar
 from urllib.parse import quote
 
 import httpx
 from pydantic import BaseModel, ValidationError
 
+from powercontext_api import operations as ops
 from powercontext_api.models import (
     ArtifactRef,
     ArtifactRevision,
@@ -32,6 +33,7 @@ from powercontext_api.models import (
     ExperienceGetRequest,
     ExperienceRef,
     ExperienceSearchResult,
+    GetScopeParameters,
     HealthStatus,
     ListCandidatesRequest,
     ListEntriesRequest,
@@ -49,7 +51,6 @@ from powercontext_api.models import (
     ReviseEntryRequest,
     ScopeCreateRequest,
     ScopeDescriptor,
-    ScopeId,
     ScopeList,
     ScopeUpdateRequest,
     SearchRequest,
@@ -58,6 +59,7 @@ from powercontext_api.models import (
     TopicRef,
     TopicSearchResult,
 )
+from powercontext_api.operations import Operation
 
 from ._errors import (
     REQUEST_ID_HEADER,
@@ -95,13 +97,28 @@ USER_AGENT = "powercontext-client/0.1.0"
 
 @dataclass(frozen=True)
 class Call(Generic[ModelT]):
-    """One request, ready to send, and the model its success answer must validate as."""
+    """One request, ready to send: an operation of the generated table, its path parameters
+    (percent-encoded into the path template), its query parameters and its JSON body."""
 
-    method: str
-    path: str
-    response_model: type[ModelT]
+    operation: Operation[ModelT]
     body: Mapping[str, Any] | None = None
     params: Mapping[str, str | int] | None = None
+    path_params: Mapping[str, str | int] = field(default_factory=dict)
+
+    @property
+    def method(self) -> str:
+        return self.operation.method
+
+    @property
+    def path(self) -> str:
+        # `/`, `?` or `#` in a value cannot change the route; `:` and `@` are path-safe.
+        return self.operation.path.format(
+            **{name: quote(str(value), safe=":@") for name, value in self.path_params.items()}
+        )
+
+    @property
+    def response_model(self) -> type[ModelT]:
+        return self.operation.response_model
 
     @property
     def content(self) -> bytes | None:
@@ -140,15 +157,15 @@ def read_response(call: Call[ModelT], response: httpx.Response) -> ModelT:
 
 # Service ------------------------------------------------------------------------------------------
 def health_live() -> Call[HealthStatus]:
-    return Call("GET", "/health/live", HealthStatus)
+    return Call(ops.HEALTH_LIVE)
 
 
 def health_ready() -> Call[HealthStatus]:
-    return Call("GET", "/health/ready", HealthStatus)
+    return Call(ops.HEALTH_READY)
 
 
 def capabilities() -> Call[Capabilities]:
-    return Call("GET", "/v1/capabilities", Capabilities)
+    return Call(ops.GET_CAPABILITIES)
 
 
 # Scopes -------------------------------------------------------------------------------------------
@@ -165,11 +182,11 @@ def create_scope(
         summary=summary,
         context_references=_list_or_none(context_references),
     )
-    return Call("POST", "/v1/scopes", ScopeDescriptor, body=dump(request))
+    return Call(ops.CREATE_SCOPE, body=dump(request))
 
 
 def get_scope(scope_id: str) -> Call[ScopeDescriptor]:
-    return Call("GET", _scope_path(scope_id), ScopeDescriptor)
+    return Call(ops.GET_SCOPE, path_params={"scope_id": _scope_id(scope_id)})
 
 
 def list_scopes(limit: int | None, cursor: str | None) -> Call[ScopeList]:
@@ -178,7 +195,7 @@ def list_scopes(limit: int | None, cursor: str | None) -> Call[ScopeList]:
         params["limit"] = limit
     if cursor is not None:
         params["cursor"] = cursor
-    return Call("GET", "/v1/scopes", ScopeList, params=params)
+    return Call(ops.LIST_SCOPES, params=params)
 
 
 def update_scope(
@@ -195,7 +212,7 @@ def update_scope(
         summary=summary,
         context_references=_list_or_none(context_references),
     )
-    return Call("PUT", _scope_path(scope_id), ScopeDescriptor, body=dump(request))
+    return Call(ops.UPDATE_SCOPE, body=dump(request), path_params={"scope_id": _scope_id(scope_id)})
 
 
 # Memory -------------------------------------------------------------------------------------------
@@ -203,32 +220,32 @@ def remember(scope_id: str, text: str, kind: str | None, expected_revision: int 
     request = build(
         RememberRequest, scope_id=scope_id, text=text, kind=kind, expected_revision=expected_revision
     )
-    return Call("POST", "/v1/memory/remember", MemoryEntry, body=dump(request))
+    return Call(ops.REMEMBER, body=dump(request))
 
 
 def revise_memory_entry(scope_id: str, citation: CitationArg, text: str) -> Call[MemoryEntry]:
     request = build(ReviseEntryRequest, scope_id=scope_id, citation=citation, text=text)
-    return Call("POST", "/v1/memory/entries/revise", MemoryEntry, body=dump(request))
+    return Call(ops.REVISE_MEMORY_ENTRY, body=dump(request))
 
 
 def retire_memory_entry(scope_id: str, citation: CitationArg) -> Call[MemoryEntry]:
     request = build(EntryCitationRequest, scope_id=scope_id, citation=citation)
-    return Call("POST", "/v1/memory/entries/retire", MemoryEntry, body=dump(request))
+    return Call(ops.RETIRE_MEMORY_ENTRY, body=dump(request))
 
 
 def get_memory_entry(scope_id: str, citation: CitationArg) -> Call[MemoryEntry]:
     request = build(EntryCitationRequest, scope_id=scope_id, citation=citation)
-    return Call("POST", "/v1/memory/entries/get", MemoryEntry, body=dump(request))
+    return Call(ops.GET_MEMORY_ENTRY, body=dump(request))
 
 
 def list_memory_entries(scope_id: str, limit: int | None, cursor: str | None) -> Call[MemoryEntryList]:
     request = build(ListEntriesRequest, scope_id=scope_id, limit=limit, cursor=cursor)
-    return Call("POST", "/v1/memory/entries/list", MemoryEntryList, body=dump(request))
+    return Call(ops.LIST_MEMORY_ENTRIES, body=dump(request))
 
 
 def search_memory(scope_id: str, query: str, limit: int | None) -> Call[MemorySearchResult]:
     request = build(MemorySearchRequest, scope_id=scope_id, query=query, limit=limit)
-    return Call("POST", "/v1/memory/search", MemorySearchResult, body=dump(request))
+    return Call(ops.SEARCH_MEMORY, body=dump(request))
 
 
 # Exact reads --------------------------------------------------------------------------------------
@@ -236,11 +253,15 @@ def get_artifact_revision(
     scope_id: str, family: FamilyArg, artifact_id: str, revision: int
 ) -> Call[ArtifactRevision]:
     ref = build(ArtifactRef, family=family, artifact_id=artifact_id, revision=revision)
-    path = (
-        f"{_scope_path(scope_id)}/artifacts/{quote(ref.family.root, safe='')}"
-        f"/{quote(ref.artifact_id.root, safe=':')}/revisions/{ref.revision}"
+    return Call(
+        ops.GET_ARTIFACT_REVISION,
+        path_params={
+            "scope_id": _scope_id(scope_id),
+            "family": ref.family,
+            "artifact_id": ref.artifact_id,
+            "revision": ref.revision,
+        },
     )
-    return Call("GET", path, ArtifactRevision)
 
 
 # Experience ---------------------------------------------------------------------------------------
@@ -256,23 +277,23 @@ def propose_experience(
         lesson=lesson,
         artifact_id=artifact_id,
     )
-    return Call("POST", "/v1/experience/propose", Candidate, body=dump(request))
+    return Call(ops.PROPOSE_EXPERIENCE, body=dump(request))
 
 
 def search_experience(scope_id: str, query: str, limit: int | None) -> Call[ExperienceSearchResult]:
     request = build(SearchRequest, scope_id=scope_id, query=query, limit=limit)
-    return Call("POST", "/v1/experience/search", ExperienceSearchResult, body=dump(request))
+    return Call(ops.SEARCH_EXPERIENCE, body=dump(request))
 
 
 def get_experience(scope_id: str, artifact: ExperienceRefArg) -> Call[Experience]:
     request = build(ExperienceGetRequest, scope_id=scope_id, artifact=_ref(artifact))
-    return Call("POST", "/v1/experience/get", Experience, body=dump(request))
+    return Call(ops.GET_EXPERIENCE, body=dump(request))
 
 
 # Profile ------------------------------------------------------------------------------------------
 def propose_profile(scope_id: str, content: str) -> Call[Candidate]:
     request = build(ProposeProfileRequest, scope_id=scope_id, content=content)
-    return Call("POST", "/v1/profile/propose", Candidate, body=dump(request))
+    return Call(ops.PROPOSE_PROFILE, body=dump(request))
 
 
 # Candidates ---------------------------------------------------------------------------------------
@@ -285,19 +306,20 @@ def decide_candidate(
         candidate_id=candidate_id,
         expected_version=expected_version,
     )
-    return Call("POST", f"/v1/candidates/{decision}", Candidate, body=dump(request))
+    operation = ops.APPROVE_CANDIDATE if decision == "approve" else ops.REJECT_CANDIDATE
+    return Call(operation, body=dump(request))
 
 
 def list_candidates(
     scope_id: str, state: CandidateState | None, limit: int | None, cursor: str | None
 ) -> Call[CandidateList]:
     request = build(ListCandidatesRequest, scope_id=scope_id, state=state, limit=limit, cursor=cursor)
-    return Call("POST", "/v1/candidates/list", CandidateList, body=dump(request))
+    return Call(ops.LIST_CANDIDATES, body=dump(request))
 
 
 def get_candidate(scope_id: str, candidate_id: str) -> Call[Candidate]:
     request = build(CandidateGetRequest, scope_id=scope_id, candidate_id=candidate_id)
-    return Call("POST", "/v1/candidates/get", Candidate, body=dump(request))
+    return Call(ops.GET_CANDIDATE, body=dump(request))
 
 
 # Topic Memory -------------------------------------------------------------------------------------
@@ -318,17 +340,17 @@ def put_topic(
         detail=detail,
         expected_revision=expected_revision,
     )
-    return Call("POST", "/v1/topic-memory/put", Topic, body=dump(request))
+    return Call(ops.PUT_TOPIC, body=dump(request))
 
 
 def search_topics(scope_id: str, query: str, limit: int | None) -> Call[TopicSearchResult]:
     request = build(SearchRequest, scope_id=scope_id, query=query, limit=limit)
-    return Call("POST", "/v1/topic-memory/search", TopicSearchResult, body=dump(request))
+    return Call(ops.SEARCH_TOPICS, body=dump(request))
 
 
 def get_topic(scope_id: str, artifact: TopicRefArg) -> Call[Topic]:
     request = build(TopicGetRequest, scope_id=scope_id, artifact=_ref(artifact))
-    return Call("POST", "/v1/topic-memory/get", Topic, body=dump(request))
+    return Call(ops.GET_TOPIC, body=dump(request))
 
 
 # Context ------------------------------------------------------------------------------------------
@@ -341,14 +363,13 @@ def prepare_context(
     # must reach the server as `null`, which the generated model would refuse to hold.
     if assembly is not UNSET:
         body["assembly"] = dump_free(assembly)
-    return Call("POST", "/v1/context/prepare", PreparedContext, body=body)
+    return Call(ops.PREPARE_CONTEXT, body=body)
 
 
 # Helpers ------------------------------------------------------------------------------------------
-def _scope_path(scope_id: str) -> str:
-    # Validated like a body field, then percent-encoded so `/`, `?` or `#` cannot change the route.
-    checked = ScopeId(scope_id).root
-    return "/v1/scopes/" + quote(checked, safe=":@")
+def _scope_id(scope_id: str) -> str:
+    """A Scope id for a path, validated like a body field before it is percent-encoded."""
+    return GetScopeParameters.model_validate({"scope_id": scope_id}).scope_id
 
 
 def _ref(value: BaseModel | Mapping[str, Any]) -> Mapping[str, Any]:

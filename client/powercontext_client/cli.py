@@ -714,16 +714,22 @@ def _transport_message(exc: TransportError, url: str, timeout: float) -> str:
     return f"the request to {url} failed: {cause or exc}"
 
 
+def _pattern_message(pattern: str) -> str:
+    """Say what the contract's two text patterns mean instead of quoting them."""
+    if pattern.startswith("[^\\t"):
+        return "must not be blank"
+    if pattern.startswith("^[^/%"):  # ScopeId
+        return "must not be blank or hold /, % or control characters"
+    return f"must match {pattern}"
+
+
 def _validation_summary(exc: ValidationError) -> str:
     parts = []
     for error in exc.errors()[:3]:
         loc = ".".join(str(part) for part in error["loc"] if part != "root")
         msg = error["msg"]
         if error["type"] == "string_pattern_mismatch":
-            pattern = str((error.get("ctx") or {}).get("pattern", ""))
-            msg = "must not be blank" if pattern.startswith("[^\\t") else f"must match {pattern}"
-        if not loc and exc.title == "ScopeId":
-            loc, msg = "scope_id", "must not be blank or hold /, % or control characters"
+            msg = _pattern_message(str((error.get("ctx") or {}).get("pattern", "")))
         parts.append(f"{loc}: {msg}" if loc else msg)
     return "; ".join(parts)
 

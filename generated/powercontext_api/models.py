@@ -5,78 +5,52 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import MISSING, BaseModel, ConfigDict, Field, RootModel
+from powercontext_api.checks import unique_items
+from pydantic import (
+    MISSING,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    ValidationInfo,
+    field_validator,
+)
+from typing_extensions import TypeAliasType
 
-
-class NonBlankText(RootModel[str]):
-    root: Annotated[
-        str,
+NonBlankText = TypeAliasType(
+    "NonBlankText",
+    Annotated[
+        StrictStr,
         Field(
             description='Text that holds at least one non-whitespace character.',
             pattern='[^\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]',
         ),
-    ]
+    ],
+)
 
 
-class ScopeId(RootModel[str]):
-    root: Annotated[
-        str,
+ScopeId = TypeAliasType(
+    "ScopeId",
+    Annotated[
+        StrictStr,
         Field(
             description='A caller-chosen Scope id such as `project:demo`: not blank, without control characters, `/` or `%`, so it always stands in a URL path and reads back as written.',
             max_length=256,
             min_length=1,
             pattern='^[^/%\\u0000-\\u001f\\u007f-\\u009f]*[^/%\\u0000-\\u001f\\u007f-\\u009f\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^/%\\u0000-\\u001f\\u007f-\\u009f]*$',
         ),
-    ]
-
-
-class Query(RootModel[str]):
-    root: Annotated[
-        str,
-        Field(
-            max_length=8192,
-            min_length=1,
-            pattern='[^\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]',
-        ),
-    ]
-
-
-class Cursor(RootModel[str]):
-    root: Annotated[
-        str,
-        Field(
-            description='Opaque position returned as `next_cursor` by the previous page.',
-            max_length=512,
-            min_length=1,
-        ),
-    ]
-
-
-class Title(RootModel[str]):
-    root: Annotated[str, Field(max_length=512)]
-
-
-class Summary(RootModel[str]):
-    root: Annotated[str, Field(max_length=8000)]
-
-
-class ContextReferences(RootModel[list[ScopeId]]):
-    """
-    Other Scopes this Scope reads, in this order, one level deep.
-    """
-
-    root: Annotated[
-        list[ScopeId],
-        Field(description='Other Scopes this Scope reads, in this order, one level deep.', max_length=16),
-    ]
+    ],
+)
 
 
 class ErrorDetail(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    code: str
-    message: str
+    code: StrictStr
+    message: StrictStr
     details: Annotated[dict[str, Any] | None, Field(...)]
 
 
@@ -91,10 +65,26 @@ class ScopeCreateRequest(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    scope_id: ScopeId
-    title: Title | MISSING = MISSING
-    summary: Summary | MISSING = MISSING
-    context_references: ContextReferences | MISSING = MISSING
+    scope_id: Annotated[
+        StrictStr,
+        Field(
+            description='A caller-chosen Scope id such as `project:demo`: not blank, without control characters, `/` or `%`, so it always stands in a URL path and reads back as written.',
+            max_length=256,
+            min_length=1,
+            pattern='^[^/%\\u0000-\\u001f\\u007f-\\u009f]*[^/%\\u0000-\\u001f\\u007f-\\u009f\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^/%\\u0000-\\u001f\\u007f-\\u009f]*$',
+        ),
+    ]
+    title: Annotated[StrictStr, Field(max_length=512)] = ''
+    summary: Annotated[StrictStr, Field(max_length=8000)] = ''
+    context_references: Annotated[
+        list[ScopeId],
+        Field(description='Other Scopes this Scope reads, in this order, one level deep.', max_length=16),
+    ] = []
+
+    @field_validator('context_references', mode='after')
+    @classmethod
+    def unique_items_validator(cls, v: Any, info: ValidationInfo) -> Any:
+        return unique_items(v, info)
 
 
 class ScopeUpdateRequest(BaseModel):
@@ -102,27 +92,35 @@ class ScopeUpdateRequest(BaseModel):
         extra='forbid',
     )
     expected_version: Annotated[
-        int,
+        StrictInt,
         Field(
             description='The `version` this update was based on; a stale one is a 409.',
             ge=1,
             le=9007199254740991,
         ),
     ]
-    title: Title | MISSING = MISSING
-    summary: Summary | MISSING = MISSING
-    context_references: ContextReferences | MISSING = MISSING
+    title: Annotated[StrictStr | MISSING, Field(max_length=512)] = MISSING
+    summary: Annotated[StrictStr | MISSING, Field(max_length=8000)] = MISSING
+    context_references: Annotated[
+        list[ScopeId] | MISSING,
+        Field(description='Other Scopes this Scope reads, in this order, one level deep.', max_length=16),
+    ] = MISSING
+
+    @field_validator('context_references', mode='after')
+    @classmethod
+    def unique_items_validator(cls, v: Any, info: ValidationInfo) -> Any:
+        return unique_items(v, info)
 
 
 class ScopeDescriptor(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    scope_id: str
-    title: str
-    summary: str
-    context_references: list[str]
-    version: Annotated[int, Field(ge=1, le=9007199254740991)]
+    scope_id: StrictStr
+    title: StrictStr
+    summary: StrictStr
+    context_references: list[StrictStr]
+    version: Annotated[StrictInt, Field(ge=1, le=9007199254740991)]
 
 
 class ScopeList(BaseModel):
@@ -130,7 +128,7 @@ class ScopeList(BaseModel):
         extra='forbid',
     )
     scopes: list[ScopeDescriptor]
-    next_cursor: Annotated[str | None, Field(...)]
+    next_cursor: Annotated[StrictStr | None, Field(...)]
 
 
 class MemoryArtifactRef(BaseModel):
@@ -139,7 +137,7 @@ class MemoryArtifactRef(BaseModel):
     )
     family: Literal['memory']
     artifact_id: Literal['memory']
-    revision: Annotated[int, Field(ge=1, le=9007199254740991)]
+    revision: Annotated[StrictInt, Field(ge=1, le=9007199254740991)]
 
 
 class MemoryCitation(BaseModel):
@@ -151,28 +149,8 @@ class MemoryCitation(BaseModel):
         extra='forbid',
     )
     memory_ref: MemoryArtifactRef
-    entry_id: Annotated[str, Field(max_length=128, min_length=1)]
-    entry_version_id: Annotated[str, Field(max_length=160, min_length=1)]
-
-
-class MemoryKind(RootModel[str]):
-    root: Annotated[
-        str,
-        Field(
-            description='A label for the entry (not an Artifact family).', pattern='^[a-z][a-z0-9_-]{0,63}$'
-        ),
-    ]
-
-
-class MemoryText(RootModel[str]):
-    root: Annotated[
-        str,
-        Field(
-            max_length=16000,
-            min_length=1,
-            pattern='[^\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]',
-        ),
-    ]
+    entry_id: Annotated[StrictStr, Field(max_length=128, min_length=1)]
+    entry_version_id: Annotated[StrictStr, Field(max_length=160, min_length=1)]
 
 
 class MemoryEntry(BaseModel):
@@ -180,8 +158,8 @@ class MemoryEntry(BaseModel):
         extra='forbid',
     )
     citation: MemoryCitation
-    text: str
-    kind: str
+    text: StrictStr
+    kind: StrictStr
     state: Literal['active', 'retired']
 
 
@@ -190,18 +168,38 @@ class MemoryEntryList(BaseModel):
         extra='forbid',
     )
     entries: list[MemoryEntry]
-    next_cursor: Annotated[str | None, Field(...)]
+    next_cursor: Annotated[StrictStr | None, Field(...)]
 
 
 class RememberRequest(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    scope_id: ScopeId
-    text: MemoryText
-    kind: MemoryKind | MISSING = MISSING
+    scope_id: Annotated[
+        StrictStr,
+        Field(
+            description='A caller-chosen Scope id such as `project:demo`: not blank, without control characters, `/` or `%`, so it always stands in a URL path and reads back as written.',
+            max_length=256,
+            min_length=1,
+            pattern='^[^/%\\u0000-\\u001f\\u007f-\\u009f]*[^/%\\u0000-\\u001f\\u007f-\\u009f\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^/%\\u0000-\\u001f\\u007f-\\u009f]*$',
+        ),
+    ]
+    text: Annotated[
+        StrictStr,
+        Field(
+            max_length=16000,
+            min_length=1,
+            pattern='[^\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]',
+        ),
+    ]
+    kind: Annotated[
+        StrictStr,
+        Field(
+            description='A label for the entry (not an Artifact family).', pattern='^[a-z][a-z0-9_-]{0,63}$'
+        ),
+    ] = 'fact'
     expected_revision: Annotated[
-        int | MISSING,
+        StrictInt | MISSING,
         Field(
             description='The Memory revision this write was based on (0 before the first write).',
             ge=0,
@@ -214,16 +212,39 @@ class ReviseEntryRequest(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    scope_id: ScopeId
+    scope_id: Annotated[
+        StrictStr,
+        Field(
+            description='A caller-chosen Scope id such as `project:demo`: not blank, without control characters, `/` or `%`, so it always stands in a URL path and reads back as written.',
+            max_length=256,
+            min_length=1,
+            pattern='^[^/%\\u0000-\\u001f\\u007f-\\u009f]*[^/%\\u0000-\\u001f\\u007f-\\u009f\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^/%\\u0000-\\u001f\\u007f-\\u009f]*$',
+        ),
+    ]
     citation: MemoryCitation
-    text: MemoryText
+    text: Annotated[
+        StrictStr,
+        Field(
+            max_length=16000,
+            min_length=1,
+            pattern='[^\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]',
+        ),
+    ]
 
 
 class EntryCitationRequest(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    scope_id: ScopeId
+    scope_id: Annotated[
+        StrictStr,
+        Field(
+            description='A caller-chosen Scope id such as `project:demo`: not blank, without control characters, `/` or `%`, so it always stands in a URL path and reads back as written.',
+            max_length=256,
+            min_length=1,
+            pattern='^[^/%\\u0000-\\u001f\\u007f-\\u009f]*[^/%\\u0000-\\u001f\\u007f-\\u009f\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^/%\\u0000-\\u001f\\u007f-\\u009f]*$',
+        ),
+    ]
     citation: MemoryCitation
 
 
@@ -231,18 +252,48 @@ class ListEntriesRequest(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    scope_id: ScopeId
-    limit: Annotated[int, Field(ge=1, le=200)] = 50
-    cursor: Cursor | MISSING = MISSING
+    scope_id: Annotated[
+        StrictStr,
+        Field(
+            description='A caller-chosen Scope id such as `project:demo`: not blank, without control characters, `/` or `%`, so it always stands in a URL path and reads back as written.',
+            max_length=256,
+            min_length=1,
+            pattern='^[^/%\\u0000-\\u001f\\u007f-\\u009f]*[^/%\\u0000-\\u001f\\u007f-\\u009f\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^/%\\u0000-\\u001f\\u007f-\\u009f]*$',
+        ),
+    ]
+    limit: Annotated[StrictInt, Field(ge=1, le=200)] = 50
+    cursor: Annotated[
+        StrictStr | MISSING,
+        Field(
+            description='Opaque position returned as `next_cursor` by the previous page.',
+            max_length=512,
+            min_length=1,
+        ),
+    ] = MISSING
 
 
 class MemorySearchRequest(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    scope_id: ScopeId
-    query: Query
-    limit: Annotated[int, Field(ge=1, le=50)] = 10
+    scope_id: Annotated[
+        StrictStr,
+        Field(
+            description='A caller-chosen Scope id such as `project:demo`: not blank, without control characters, `/` or `%`, so it always stands in a URL path and reads back as written.',
+            max_length=256,
+            min_length=1,
+            pattern='^[^/%\\u0000-\\u001f\\u007f-\\u009f]*[^/%\\u0000-\\u001f\\u007f-\\u009f\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^/%\\u0000-\\u001f\\u007f-\\u009f]*$',
+        ),
+    ]
+    query: Annotated[
+        StrictStr,
+        Field(
+            max_length=8192,
+            min_length=1,
+            pattern='[^\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]',
+        ),
+    ]
+    limit: Annotated[StrictInt, Field(ge=1, le=50)] = 10
 
 
 class MemoryHit(BaseModel):
@@ -250,7 +301,7 @@ class MemoryHit(BaseModel):
         extra='forbid',
     )
     citation: MemoryCitation
-    text: str
+    text: StrictStr
 
 
 class MemorySearchResult(BaseModel):
@@ -270,19 +321,8 @@ class PreparedContext(BaseModel):
     )
     schema_: Annotated[Literal['powercontext.prepared-context.v1'], Field(alias='schema')]
     status: Literal['ready', 'empty']
-    content: Annotated[str | None, Field(...)]
-    content_bytes: Annotated[int, Field(ge=0, le=32768)]
-
-
-class Family(RootModel[Literal['memory', 'experience', 'profile', 'topic-memory']]):
-    root: Annotated[
-        Literal['memory', 'experience', 'profile', 'topic-memory'],
-        Field(description="An Artifact family (not a Memory entry's kind)."),
-    ]
-
-
-class ArtifactId(RootModel[str]):
-    root: Annotated[str, Field(pattern='^[a-z0-9][a-z0-9._:-]{0,127}$')]
+    content: Annotated[StrictStr | None, Field(...)]
+    content_bytes: Annotated[StrictInt, Field(ge=0, le=32768)]
 
 
 class ArtifactRef(BaseModel):
@@ -293,34 +333,65 @@ class ArtifactRef(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    family: Family
-    artifact_id: ArtifactId
-    revision: Annotated[int, Field(ge=1, le=9007199254740991)]
-
-
-class ExperienceText(RootModel[str]):
-    root: Annotated[
-        str,
-        Field(
-            max_length=8000,
-            min_length=1,
-            pattern='[^\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]',
-        ),
+    family: Annotated[
+        Literal['memory', 'experience', 'profile', 'topic-memory'],
+        Field(description="An Artifact family (not a Memory entry's kind)."),
     ]
+    artifact_id: Annotated[StrictStr, Field(pattern='^[a-z0-9][a-z0-9._:-]{0,127}$')]
+    revision: Annotated[StrictInt, Field(ge=1, le=9007199254740991)]
 
 
 class ProposeExperienceRequest(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    scope_id: ScopeId
-    situation: ExperienceText
-    action: ExperienceText
-    outcome: ExperienceText
-    lesson: ExperienceText
+    scope_id: Annotated[
+        StrictStr,
+        Field(
+            description='A caller-chosen Scope id such as `project:demo`: not blank, without control characters, `/` or `%`, so it always stands in a URL path and reads back as written.',
+            max_length=256,
+            min_length=1,
+            pattern='^[^/%\\u0000-\\u001f\\u007f-\\u009f]*[^/%\\u0000-\\u001f\\u007f-\\u009f\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^/%\\u0000-\\u001f\\u007f-\\u009f]*$',
+        ),
+    ]
+    situation: Annotated[
+        StrictStr,
+        Field(
+            max_length=8000,
+            min_length=1,
+            pattern='[^\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]',
+        ),
+    ]
+    action: Annotated[
+        StrictStr,
+        Field(
+            max_length=8000,
+            min_length=1,
+            pattern='[^\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]',
+        ),
+    ]
+    outcome: Annotated[
+        StrictStr,
+        Field(
+            max_length=8000,
+            min_length=1,
+            pattern='[^\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]',
+        ),
+    ]
+    lesson: Annotated[
+        StrictStr,
+        Field(
+            max_length=8000,
+            min_length=1,
+            pattern='[^\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]',
+        ),
+    ]
     artifact_id: Annotated[
-        ArtifactId | MISSING,
-        Field(description='Propose the next revision of this existing Experience instead of a new one.'),
+        StrictStr | MISSING,
+        Field(
+            description='Propose the next revision of this existing Experience instead of a new one.',
+            pattern='^[a-z0-9][a-z0-9._:-]{0,127}$',
+        ),
     ] = MISSING
 
 
@@ -328,10 +399,10 @@ class ExperienceFields(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    situation: str
-    action: str
-    outcome: str
-    lesson: str
+    situation: StrictStr
+    action: StrictStr
+    outcome: StrictStr
+    lesson: StrictStr
 
 
 class Experience(BaseModel):
@@ -339,10 +410,10 @@ class Experience(BaseModel):
         extra='forbid',
     )
     artifact: ArtifactRef
-    situation: str
-    action: str
-    outcome: str
-    lesson: str
+    situation: StrictStr
+    action: StrictStr
+    outcome: StrictStr
+    lesson: StrictStr
 
 
 class ExperienceSearchResult(BaseModel):
@@ -357,17 +428,25 @@ class ExperienceRef(BaseModel):
         extra='forbid',
     )
     family: Literal['experience']
-    artifact_id: ArtifactId
-    revision: Annotated[int, Field(ge=1, le=9007199254740991)]
+    artifact_id: Annotated[StrictStr, Field(pattern='^[a-z0-9][a-z0-9._:-]{0,127}$')]
+    revision: Annotated[StrictInt, Field(ge=1, le=9007199254740991)]
 
 
 class ProposeProfileRequest(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    scope_id: ScopeId
+    scope_id: Annotated[
+        StrictStr,
+        Field(
+            description='A caller-chosen Scope id such as `project:demo`: not blank, without control characters, `/` or `%`, so it always stands in a URL path and reads back as written.',
+            max_length=256,
+            min_length=1,
+            pattern='^[^/%\\u0000-\\u001f\\u007f-\\u009f]*[^/%\\u0000-\\u001f\\u007f-\\u009f\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^/%\\u0000-\\u001f\\u007f-\\u009f]*$',
+        ),
+    ]
     content: Annotated[
-        str,
+        StrictStr,
         Field(
             description='Markdown; stored normalised to end with exactly one line feed.',
             max_length=32000,
@@ -385,15 +464,15 @@ class Candidate(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    candidate_id: str
+    candidate_id: StrictStr
     family: Literal['experience', 'profile']
     state: Literal['pending', 'approved', 'rejected']
-    version: Annotated[int, Field(description='Pass as `expected_version` to approve or reject.', ge=1)]
+    version: Annotated[StrictInt, Field(description='Pass as `expected_version` to approve or reject.', ge=1)]
     target_artifact_id: Annotated[
-        str | None, Field(description='The artifact this revises; null for a new Experience.')
+        StrictStr | None, Field(description='The artifact this revises; null for a new Experience.')
     ]
     base_revision: Annotated[
-        int,
+        StrictInt,
         Field(
             description="The artifact's head when proposed; approval needs it unchanged (0 = none yet).", ge=0
         ),
@@ -402,23 +481,34 @@ class Candidate(BaseModel):
         ExperienceFields | None, Field(description='The proposed Experience (family experience), else null.')
     ]
     profile: Annotated[
-        str | None, Field(description='The proposed Profile Markdown (family profile), else null.')
+        StrictStr | None, Field(description='The proposed Profile Markdown (family profile), else null.')
     ]
     committed: Annotated[ArtifactRef | None, Field(description='The revision approval committed, else null.')]
-
-
-class CandidateId(RootModel[str]):
-    root: Annotated[str, Field(max_length=128, min_length=1)]
 
 
 class ListCandidatesRequest(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    scope_id: ScopeId
+    scope_id: Annotated[
+        StrictStr,
+        Field(
+            description='A caller-chosen Scope id such as `project:demo`: not blank, without control characters, `/` or `%`, so it always stands in a URL path and reads back as written.',
+            max_length=256,
+            min_length=1,
+            pattern='^[^/%\\u0000-\\u001f\\u007f-\\u009f]*[^/%\\u0000-\\u001f\\u007f-\\u009f\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^/%\\u0000-\\u001f\\u007f-\\u009f]*$',
+        ),
+    ]
     state: Literal['pending', 'approved', 'rejected'] | MISSING = MISSING
-    limit: Annotated[int, Field(ge=1, le=200)] = 50
-    cursor: Cursor | MISSING = MISSING
+    limit: Annotated[StrictInt, Field(ge=1, le=200)] = 50
+    cursor: Annotated[
+        StrictStr | MISSING,
+        Field(
+            description='Opaque position returned as `next_cursor` by the previous page.',
+            max_length=512,
+            min_length=1,
+        ),
+    ] = MISSING
 
 
 class CandidateList(BaseModel):
@@ -426,29 +516,55 @@ class CandidateList(BaseModel):
         extra='forbid',
     )
     candidates: list[Candidate]
-    next_cursor: Annotated[str | None, Field(...)]
+    next_cursor: Annotated[StrictStr | None, Field(...)]
 
 
 class SearchRequest(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    scope_id: ScopeId
-    query: Query
-    limit: Annotated[int, Field(ge=1, le=50)] = 10
+    scope_id: Annotated[
+        StrictStr,
+        Field(
+            description='A caller-chosen Scope id such as `project:demo`: not blank, without control characters, `/` or `%`, so it always stands in a URL path and reads back as written.',
+            max_length=256,
+            min_length=1,
+            pattern='^[^/%\\u0000-\\u001f\\u007f-\\u009f]*[^/%\\u0000-\\u001f\\u007f-\\u009f\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^/%\\u0000-\\u001f\\u007f-\\u009f]*$',
+        ),
+    ]
+    query: Annotated[
+        StrictStr,
+        Field(
+            max_length=8192,
+            min_length=1,
+            pattern='[^\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]',
+        ),
+    ]
+    limit: Annotated[StrictInt, Field(ge=1, le=50)] = 10
 
 
 class PutTopicRequest(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    scope_id: ScopeId
+    scope_id: Annotated[
+        StrictStr,
+        Field(
+            description='A caller-chosen Scope id such as `project:demo`: not blank, without control characters, `/` or `%`, so it always stands in a URL path and reads back as written.',
+            max_length=256,
+            min_length=1,
+            pattern='^[^/%\\u0000-\\u001f\\u007f-\\u009f]*[^/%\\u0000-\\u001f\\u007f-\\u009f\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^/%\\u0000-\\u001f\\u007f-\\u009f]*$',
+        ),
+    ]
     artifact_id: Annotated[
-        ArtifactId | MISSING,
-        Field(description='Revise this topic (or create it under this id); omitted creates `topic-N`.'),
+        StrictStr | MISSING,
+        Field(
+            description='Revise this topic (or create it under this id); omitted creates `topic-N`.',
+            pattern='^[a-z0-9][a-z0-9._:-]{0,127}$',
+        ),
     ] = MISSING
     title: Annotated[
-        str,
+        StrictStr,
         Field(
             max_length=512,
             min_length=1,
@@ -456,16 +572,16 @@ class PutTopicRequest(BaseModel):
         ),
     ]
     summary: Annotated[
-        str,
+        StrictStr,
         Field(
             max_length=8000,
             min_length=1,
             pattern='[^\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]',
         ),
     ]
-    detail: Annotated[str | MISSING, Field(max_length=64000)] = MISSING
+    detail: Annotated[StrictStr, Field(max_length=64000)] = ''
     expected_revision: Annotated[
-        int | MISSING,
+        StrictInt | MISSING,
         Field(
             description="The topic's current revision (0 when it does not exist yet); stale → 409.",
             ge=0,
@@ -479,9 +595,9 @@ class Topic(BaseModel):
         extra='forbid',
     )
     artifact: ArtifactRef
-    title: str
-    summary: str
-    detail: str
+    title: StrictStr
+    summary: StrictStr
+    detail: StrictStr
 
 
 class TopicHit(BaseModel):
@@ -489,10 +605,10 @@ class TopicHit(BaseModel):
         extra='forbid',
     )
     artifact: ArtifactRef
-    title: str
-    summary: str
+    title: StrictStr
+    summary: StrictStr
     snippet: Annotated[
-        str | None, Field(description='Part of the detail around the first query match, or null.')
+        StrictStr | None, Field(description='Part of the detail around the first query match, or null.')
     ]
 
 
@@ -508,17 +624,17 @@ class TopicRef(BaseModel):
         extra='forbid',
     )
     family: Literal['topic-memory']
-    artifact_id: ArtifactId
-    revision: Annotated[int, Field(ge=1, le=9007199254740991)]
+    artifact_id: Annotated[StrictStr, Field(pattern='^[a-z0-9][a-z0-9._:-]{0,127}$')]
+    revision: Annotated[StrictInt, Field(ge=1, le=9007199254740991)]
 
 
 class TopicFields(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    title: str
-    summary: str
-    detail: str
+    title: StrictStr
+    summary: StrictStr
+    detail: StrictStr
 
 
 class ExperienceSection(BaseModel):
@@ -526,7 +642,7 @@ class ExperienceSection(BaseModel):
         extra='forbid',
     )
     family: Literal['experience']
-    limit: Annotated[int, Field(ge=1, le=2)]
+    limit: Annotated[StrictInt, Field(ge=1, le=2)]
 
 
 class FamilySection(BaseModel):
@@ -534,7 +650,61 @@ class FamilySection(BaseModel):
         extra='forbid',
     )
     family: Literal['memory', 'profile', 'topic-memory']
-    limit: Annotated[int, Field(ge=1, le=8)]
+    limit: Annotated[StrictInt, Field(ge=1, le=8)]
+
+
+class ListScopesParameters(BaseModel):
+    limit: Annotated[StrictInt, Field(ge=1, le=200)] = 50
+    cursor: Annotated[
+        StrictStr | MISSING,
+        Field(
+            description='Opaque position returned as `next_cursor` by the previous page.',
+            max_length=512,
+            min_length=1,
+        ),
+    ] = MISSING
+
+
+class GetScopeParameters(BaseModel):
+    scope_id: Annotated[
+        StrictStr,
+        Field(
+            description='A caller-chosen Scope id such as `project:demo`: not blank, without control characters, `/` or `%`, so it always stands in a URL path and reads back as written.',
+            max_length=256,
+            min_length=1,
+            pattern='^[^/%\\u0000-\\u001f\\u007f-\\u009f]*[^/%\\u0000-\\u001f\\u007f-\\u009f\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^/%\\u0000-\\u001f\\u007f-\\u009f]*$',
+        ),
+    ]
+
+
+class UpdateScopeParameters(BaseModel):
+    scope_id: Annotated[
+        StrictStr,
+        Field(
+            description='A caller-chosen Scope id such as `project:demo`: not blank, without control characters, `/` or `%`, so it always stands in a URL path and reads back as written.',
+            max_length=256,
+            min_length=1,
+            pattern='^[^/%\\u0000-\\u001f\\u007f-\\u009f]*[^/%\\u0000-\\u001f\\u007f-\\u009f\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^/%\\u0000-\\u001f\\u007f-\\u009f]*$',
+        ),
+    ]
+
+
+class GetArtifactRevisionParameters(BaseModel):
+    scope_id: Annotated[
+        StrictStr,
+        Field(
+            description='A caller-chosen Scope id such as `project:demo`: not blank, without control characters, `/` or `%`, so it always stands in a URL path and reads back as written.',
+            max_length=256,
+            min_length=1,
+            pattern='^[^/%\\u0000-\\u001f\\u007f-\\u009f]*[^/%\\u0000-\\u001f\\u007f-\\u009f\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^/%\\u0000-\\u001f\\u007f-\\u009f]*$',
+        ),
+    ]
+    family: Annotated[
+        Literal['memory', 'experience', 'profile', 'topic-memory'],
+        Field(description="An Artifact family (not a Memory entry's kind)."),
+    ]
+    artifact_id: Annotated[StrictStr, Field(pattern='^[a-z0-9][a-z0-9._:-]{0,127}$')]
+    revision: Annotated[StrictInt, Field(ge=1, le=9007199254740991)]
 
 
 class ErrorResponse(BaseModel):
@@ -548,16 +718,18 @@ class PrepareCapabilities(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    legacy: Annotated[bool, Field(description='Requests without `assembly` get the legacy JSON envelope.')]
-    assembly: Annotated[bool, Field(description='Whether the `assembly` request field is accepted.')]
-    schema_: Annotated[str, Field(alias='schema')]
-    min_max_bytes: int
-    max_max_bytes: int
-    default_max_bytes: int
-    assembly_families: list[Family]
-    assembly_formats: list[str]
+    legacy: Annotated[
+        StrictBool, Field(description='Requests without `assembly` get the legacy JSON envelope.')
+    ]
+    assembly: Annotated[StrictBool, Field(description='Whether the `assembly` request field is accepted.')]
+    schema_: Annotated[StrictStr, Field(alias='schema')]
+    min_max_bytes: StrictInt
+    max_max_bytes: StrictInt
+    default_max_bytes: StrictInt
+    assembly_families: list[Literal['memory', 'experience', 'profile', 'topic-memory']]
+    assembly_formats: list[StrictStr]
     assembly_max_entries: Annotated[
-        int, Field(description="The server's total-entries policy for one assembly request.", ge=1)
+        StrictInt, Field(description="The server's total-entries policy for one assembly request.", ge=1)
     ]
 
 
@@ -565,7 +737,15 @@ class ExperienceGetRequest(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    scope_id: ScopeId
+    scope_id: Annotated[
+        StrictStr,
+        Field(
+            description='A caller-chosen Scope id such as `project:demo`: not blank, without control characters, `/` or `%`, so it always stands in a URL path and reads back as written.',
+            max_length=256,
+            min_length=1,
+            pattern='^[^/%\\u0000-\\u001f\\u007f-\\u009f]*[^/%\\u0000-\\u001f\\u007f-\\u009f\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^/%\\u0000-\\u001f\\u007f-\\u009f]*$',
+        ),
+    ]
     artifact: ExperienceRef
 
 
@@ -573,24 +753,48 @@ class CandidateDecisionRequest(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    scope_id: ScopeId
-    candidate_id: CandidateId
-    expected_version: Annotated[int, Field(ge=1, le=9007199254740991)]
+    scope_id: Annotated[
+        StrictStr,
+        Field(
+            description='A caller-chosen Scope id such as `project:demo`: not blank, without control characters, `/` or `%`, so it always stands in a URL path and reads back as written.',
+            max_length=256,
+            min_length=1,
+            pattern='^[^/%\\u0000-\\u001f\\u007f-\\u009f]*[^/%\\u0000-\\u001f\\u007f-\\u009f\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^/%\\u0000-\\u001f\\u007f-\\u009f]*$',
+        ),
+    ]
+    candidate_id: Annotated[StrictStr, Field(max_length=128, min_length=1)]
+    expected_version: Annotated[StrictInt, Field(ge=1, le=9007199254740991)]
 
 
 class CandidateGetRequest(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    scope_id: ScopeId
-    candidate_id: CandidateId
+    scope_id: Annotated[
+        StrictStr,
+        Field(
+            description='A caller-chosen Scope id such as `project:demo`: not blank, without control characters, `/` or `%`, so it always stands in a URL path and reads back as written.',
+            max_length=256,
+            min_length=1,
+            pattern='^[^/%\\u0000-\\u001f\\u007f-\\u009f]*[^/%\\u0000-\\u001f\\u007f-\\u009f\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^/%\\u0000-\\u001f\\u007f-\\u009f]*$',
+        ),
+    ]
+    candidate_id: Annotated[StrictStr, Field(max_length=128, min_length=1)]
 
 
 class TopicGetRequest(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    scope_id: ScopeId
+    scope_id: Annotated[
+        StrictStr,
+        Field(
+            description='A caller-chosen Scope id such as `project:demo`: not blank, without control characters, `/` or `%`, so it always stands in a URL path and reads back as written.',
+            max_length=256,
+            min_length=1,
+            pattern='^[^/%\\u0000-\\u001f\\u007f-\\u009f]*[^/%\\u0000-\\u001f\\u007f-\\u009f\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^/%\\u0000-\\u001f\\u007f-\\u009f]*$',
+        ),
+    ]
     artifact: TopicRef
 
 
@@ -602,27 +806,23 @@ class ArtifactRevision(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    scope_id: str
+    scope_id: StrictStr
     artifact: ArtifactRef
     memory: Annotated[
         list[MemoryEntry] | MISSING,
         Field(description='The Memory entries live in this revision, in creation order.'),
     ] = MISSING
     experience: ExperienceFields | MISSING = MISSING
-    profile: str | MISSING = MISSING
+    profile: StrictStr | MISSING = MISSING
     topic: TopicFields | MISSING = MISSING
-
-
-class AssemblySection(RootModel[ExperienceSection | FamilySection]):
-    root: ExperienceSection | FamilySection
 
 
 class Capabilities(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    api_version: str
-    families: Annotated[list[str], Field(description='Artifact families this server stores.')]
+    api_version: StrictStr
+    families: Annotated[list[StrictStr], Field(description='Artifact families this server stores.')]
     prepare: PrepareCapabilities
 
 
@@ -635,7 +835,7 @@ class Assembly(BaseModel):
         extra='forbid',
     )
     format: Literal['markdown'] = 'markdown'
-    sections: Annotated[list[AssemblySection], Field(description="Families to recall, in output and budget-priority order, each at most once. Limits are upper bounds; their sum may not exceed the server's total-entries policy (default 8).", max_length=4, validate_default=True)] = [
+    sections: Annotated[list[Annotated[ExperienceSection | FamilySection, Field(discriminator='family')]], Field(description="Families to recall, in output and budget-priority order, each at most once. Limits are upper bounds; their sum may not exceed the server's total-entries policy (default 8).", max_length=4, validate_default=True)] = [
         {'family': 'memory', 'limit': 6},
         {'family': 'experience', 'limit': 2},
     ]
@@ -647,15 +847,35 @@ class Assembly(BaseModel):
         ),
     ] = []
 
+    @field_validator('show', mode='after')
+    @classmethod
+    def unique_items_validator(cls, v: Any, info: ValidationInfo) -> Any:
+        return unique_items(v, info)
+
 
 class PrepareContextRequest(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    scope_id: ScopeId
-    query: Query
+    scope_id: Annotated[
+        StrictStr,
+        Field(
+            description='A caller-chosen Scope id such as `project:demo`: not blank, without control characters, `/` or `%`, so it always stands in a URL path and reads back as written.',
+            max_length=256,
+            min_length=1,
+            pattern='^[^/%\\u0000-\\u001f\\u007f-\\u009f]*[^/%\\u0000-\\u001f\\u007f-\\u009f\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^/%\\u0000-\\u001f\\u007f-\\u009f]*$',
+        ),
+    ]
+    query: Annotated[
+        StrictStr,
+        Field(
+            max_length=8192,
+            min_length=1,
+            pattern='[^\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]',
+        ),
+    ]
     max_bytes: Annotated[
-        int, Field(description='Upper bound on the UTF-8 length of `content`.', ge=512, le=32768)
+        StrictInt, Field(description='Upper bound on the UTF-8 length of `content`.', ge=512, le=32768)
     ] = 8000
     assembly: Annotated[
         Assembly | MISSING,

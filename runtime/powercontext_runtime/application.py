@@ -1,13 +1,47 @@
-"""ScopedContextApplication: the Runtime's one entry point, used by the HTTP handlers and directly.
+"""ScopedContextApplication: the Runtime's one entry point, used by the HTTP server and directly.
 
-Every public method takes a validated request model (see `requests.py`), so a direct call gets the
-same semantic checks as an HTTP call, and returns frozen domain values (see `models.py`).
+There is one public method per operation of the contract, named by its operationId. Each takes the
+generated request models of that operation (its parameters, then its body) and answers with the
+generated response model, so a direct call meets exactly the rules an HTTP call meets: the
+structure is the generated models', and on top of it the Runtime adds only what a schema cannot
+say (duplicate families, the total-entries policy, references, existence, access).
 """
 
 from __future__ import annotations
 
+from typing import cast
+
+import annotated_types
 from pydantic import MISSING
 
+from powercontext_api import models as wire
+from powercontext_api.models import (
+    Assembly,
+    CandidateDecisionRequest,
+    CandidateGetRequest,
+    EntryCitationRequest,
+    ExperienceGetRequest,
+    GetArtifactRevisionParameters,
+    GetScopeParameters,
+    ListCandidatesRequest,
+    ListEntriesRequest,
+    ListScopesParameters,
+    MemorySearchRequest,
+    PrepareContextRequest,
+    ProposeExperienceRequest,
+    ProposeProfileRequest,
+    PutTopicRequest,
+    RememberRequest,
+    ReviseEntryRequest,
+    ScopeCreateRequest,
+    ScopeUpdateRequest,
+    SearchRequest,
+    TopicGetRequest,
+    UpdateScopeParameters,
+)
+from powercontext_api.operations import API_VERSION
+
+from . import responses
 from .access import FULL_ACCESS, Principal
 from .config import Settings
 from .cursors import decode_cursor, encode_cursor
@@ -15,24 +49,20 @@ from .errors import EntryNotFound, InvalidRequest, ScopeNotFound
 from .legacy_prepare import prepare_legacy
 from .models import (
     EXPERIENCE_FAMILY,
+    FAMILIES,
+    PREPARED_SCHEMA,
     PROFILE_ARTIFACT_ID,
     PROFILE_FAMILY,
     ArtifactRef,
     ArtifactRevision,
-    CandidatePage,
-    CandidateRecord,
     Experience,
     ExperienceFields,
     MemoryCitation,
-    MemoryEntry,
-    MemoryEntryPage,
-    MemoryHit,
     PreparedContext,
     Scope,
-    ScopePage,
     Topic,
-    TopicHit,
 )
+from .operation import operation
 from .prepared_context_builder import AssemblyOptions, Section, build_text_context
 from .recall import (
     legacy_topic_body,
@@ -42,33 +72,13 @@ from .recall import (
     recall_topics,
     topic_hit,
 )
-from .requests import (
-    AssemblyInput,
-    CandidateRef,
-    CitationInput,
-    CitedEntry,
-    CreateScope,
-    DecideCandidate,
-    GetArtifact,
-    ListCandidates,
-    ListEntries,
-    ListScopes,
-    PrepareContext,
-    ProposeExperience,
-    ProposeProfile,
-    PutTopic,
-    Remember,
-    ReviseEntry,
-    SearchExperience,
-    SearchMemory,
-    SearchTopics,
-    UpdateScope,
-)
 from .store import Store
 from .text_search import parse_query
 
 # Families whose recall reads the Context References as well as the current Scope.
 REFERENCE_FAMILIES = frozenset({"memory", "experience", "profile"})
+
+OK = wire.HealthStatus(status="ok")
 
 
 class ScopedContextApplication:
@@ -79,167 +89,277 @@ class ScopedContextApplication:
     def close(self) -> None:
         self._store.close()
 
-    def check_ready(self) -> None:
-        """Raise `RetrievalUnavailable` when the store does not answer."""
-        self._store.ping()
+    # Service ------------------------------------------------------------------------------------
+    @operation
+    def health_live(self, *, principal: Principal = FULL_ACCESS) -> wire.HealthStatus:
+        return OK
 
-    # Scopes -------------------------------------------------------------------------------------
-    def create_scope(self, request: CreateScope, principal: Principal = FULL_ACCESS) -> Scope:
-        # Referencing a Scope exposes its data through prepare, so it needs read on each one.
-        principal.require("server.admin", [request.scope_id])
-        principal.require("scope.read", request.context_references)
-        _check_references(request.scope_id, request.context_references)
-        return self._store.create_scope(
-            Scope(
-                scope_id=request.scope_id,
-                title=request.title,
-                summary=request.summary,
-                context_references=request.context_references,
-                version=1,
-            )
+    @operation
+    def health_ready(self, *, principal: Principal = FULL_ACCESS) -> wire.HealthStatus:
+        """OK, or `RetrievalUnavailable` when the store does not answer."""
+        self._store.ping()
+        return OK
+
+    @operation
+    def get_capabilities(self, *, principal: Principal = FULL_ACCESS) -> wire.Capabilities:
+        low, high, default = _max_bytes_limits()
+        return wire.Capabilities(
+            api_version=API_VERSION,
+            families=list(FAMILIES),
+            # `schema` is an alias, so this part is validated from its wire mapping.
+            prepare=wire.PrepareCapabilities.model_validate(
+                {
+                    "legacy": True,
+                    "assembly": True,
+                    "schema": PREPARED_SCHEMA,
+                    "min_max_bytes": low,
+                    "max_max_bytes": high,
+                    "default_max_bytes": default,
+                    "assembly_families": list(FAMILIES),
+                    "assembly_formats": ["markdown"],
+                    "assembly_max_entries": self.settings.assembly_max_entries,
+                }
+            ),
         )
 
-    def get_scope(self, scope_id: str) -> Scope:
-        scope = self._store.get_scope(scope_id)
-        if scope is None:
-            raise ScopeNotFound()
-        return scope
+    # Scopes -------------------------------------------------------------------------------------
+    @operation
+    def create_scope(
+        self, request: ScopeCreateRequest, *, principal: Principal = FULL_ACCESS
+    ) -> wire.ScopeDescriptor:
+        references = tuple(request.context_references)
+        # Referencing a Scope exposes its data through prepare, so it needs read on each one.
+        principal.require("scope.read", references)
+        _check_references(request.scope_id, references)
+        scope = Scope(
+            scope_id=request.scope_id,
+            title=request.title,
+            summary=request.summary,
+            context_references=references,
+            version=1,
+        )
+        return responses.scope(self._store.create_scope(scope))
 
-    def list_scopes(self, request: ListScopes, principal: Principal = FULL_ACCESS) -> ScopePage:
+    @operation
+    def get_scope(
+        self, request: GetScopeParameters, *, principal: Principal = FULL_ACCESS
+    ) -> wire.ScopeDescriptor:
+        return responses.scope(self._scope(request.scope_id))
+
+    @operation
+    def list_scopes(
+        self, request: ListScopesParameters, *, principal: Principal = FULL_ACCESS
+    ) -> wire.ScopeList:
         """Only Scopes the Principal may read; pages stay full even when many are hidden."""
-        after = decode_cursor(request.cursor, "scope") if request.cursor else None
+        after = None if request.cursor is MISSING else decode_cursor(request.cursor, "scope")
         page: list[Scope] = []
         while True:
             rows = self._store.list_scopes(after, request.limit + 1)
             for scope in rows:
                 if principal.may("scope.read", scope.scope_id):
                     if len(page) == request.limit:
-                        return ScopePage(tuple(page), encode_cursor("scope", page[-1].scope_id))
+                        return responses.scope_list(page, encode_cursor("scope", page[-1].scope_id))
                     page.append(scope)
             if len(rows) <= request.limit:
-                return ScopePage(tuple(page), None)
+                return responses.scope_list(page, None)
             after = rows[-1].scope_id
 
-    def update_scope(self, request: UpdateScope, principal: Principal = FULL_ACCESS) -> Scope:
-        if request.context_references is not None:
-            principal.require("server.admin", [request.scope_id])
-            principal.require("scope.read", request.context_references)
-            _check_references(request.scope_id, request.context_references)
-        else:
-            principal.require("scope.write", [request.scope_id])
-        return self._store.update_scope(
-            request.scope_id,
+    @operation
+    def update_scope(
+        self,
+        target: UpdateScopeParameters,
+        request: ScopeUpdateRequest,
+        *,
+        principal: Principal = FULL_ACCESS,
+    ) -> wire.ScopeDescriptor:
+        references = None if request.context_references is MISSING else tuple(request.context_references)
+        if references is not None:
+            principal.require("server.admin", [target.scope_id])
+            principal.require("scope.read", references)
+            _check_references(target.scope_id, references)
+        scope = self._store.update_scope(
+            target.scope_id,
             request.expected_version,
-            request.title,
-            request.summary,
-            request.context_references,
+            None if request.title is MISSING else request.title,
+            None if request.summary is MISSING else request.summary,
+            references,
         )
+        return responses.scope(scope)
 
     # Memory -------------------------------------------------------------------------------------
-    def remember(self, request: Remember) -> MemoryEntry:
-        return self._store.remember(request.scope_id, request.text, request.kind, request.expected_revision)
+    @operation
+    def remember(self, request: RememberRequest, *, principal: Principal = FULL_ACCESS) -> wire.MemoryEntry:
+        expected = None if request.expected_revision is MISSING else request.expected_revision
+        entry = self._store.remember(request.scope_id, request.text, request.kind, expected)
+        return responses.memory_entry(entry)
 
-    def revise_memory_entry(self, request: ReviseEntry) -> MemoryEntry:
-        return self._store.revise_memory_entry(request.scope_id, _citation(request.citation), request.text)
+    @operation
+    def revise_memory_entry(
+        self, request: ReviseEntryRequest, *, principal: Principal = FULL_ACCESS
+    ) -> wire.MemoryEntry:
+        entry = self._store.revise_memory_entry(request.scope_id, _citation(request.citation), request.text)
+        return responses.memory_entry(entry)
 
-    def retire_memory_entry(self, request: CitedEntry) -> MemoryEntry:
-        return self._store.retire_memory_entry(request.scope_id, _citation(request.citation))
+    @operation
+    def retire_memory_entry(
+        self, request: EntryCitationRequest, *, principal: Principal = FULL_ACCESS
+    ) -> wire.MemoryEntry:
+        entry = self._store.retire_memory_entry(request.scope_id, _citation(request.citation))
+        return responses.memory_entry(entry)
 
-    def get_memory_entry(self, request: CitedEntry) -> MemoryEntry:
+    @operation
+    def get_memory_entry(
+        self, request: EntryCitationRequest, *, principal: Principal = FULL_ACCESS
+    ) -> wire.MemoryEntry:
         entry = self._store.get_memory_entry(request.scope_id, _citation(request.citation))
         if entry is None:
             raise EntryNotFound()
-        return entry
+        return responses.memory_entry(entry)
 
-    def list_memory_entries(self, request: ListEntries) -> MemoryEntryPage:
-        after = int(decode_cursor(request.cursor, "entry")) if request.cursor else 0
+    @operation
+    def list_memory_entries(
+        self, request: ListEntriesRequest, *, principal: Principal = FULL_ACCESS
+    ) -> wire.MemoryEntryList:
+        after = 0 if request.cursor is MISSING else int(decode_cursor(request.cursor, "entry"))
         rows = self._store.list_memory_entries(request.scope_id, after, request.limit + 1)
         page = rows[: request.limit]
         more = len(rows) > request.limit
-        return MemoryEntryPage(
-            tuple(entry for _, entry in page),
-            encode_cursor("entry", str(page[-1][0])) if more else None,
+        return responses.memory_entry_list(
+            (entry for _, entry in page), encode_cursor("entry", str(page[-1][0])) if more else None
         )
 
-    def search_memory(self, request: SearchMemory) -> list[MemoryHit]:
-        self.get_scope(request.scope_id)
-        return self._store.search_memory([request.scope_id], parse_query(request.query), request.limit)[0]
+    @operation
+    def search_memory(
+        self, request: MemorySearchRequest, *, principal: Principal = FULL_ACCESS
+    ) -> wire.MemorySearchResult:
+        self._scope(request.scope_id)
+        hits = self._store.search_memory([request.scope_id], parse_query(request.query), request.limit)[0]
+        return responses.memory_search_result(hits)
 
     # Experience, Profile, Topic Memory, Candidates ---------------------------------------------
-    def propose_experience(self, request: ProposeExperience) -> CandidateRecord:
+    @operation
+    def propose_experience(
+        self, request: ProposeExperienceRequest, *, principal: Principal = FULL_ACCESS
+    ) -> wire.Candidate:
         fields = ExperienceFields(request.situation, request.action, request.outcome, request.lesson)
-        return self._store.propose(request.scope_id, EXPERIENCE_FAMILY, request.artifact_id, fields)
+        target = None if request.artifact_id is MISSING else request.artifact_id
+        return responses.candidate(self._store.propose(request.scope_id, EXPERIENCE_FAMILY, target, fields))
 
-    def propose_profile(self, request: ProposeProfile) -> CandidateRecord:
+    @operation
+    def propose_profile(
+        self, request: ProposeProfileRequest, *, principal: Principal = FULL_ACCESS
+    ) -> wire.Candidate:
         # Stored normalised to end with exactly one LF, so every snapshot renders the same way.
         content = request.content.rstrip("\n") + "\n"
-        return self._store.propose(request.scope_id, PROFILE_FAMILY, PROFILE_ARTIFACT_ID, content)
+        candidate = self._store.propose(request.scope_id, PROFILE_FAMILY, PROFILE_ARTIFACT_ID, content)
+        return responses.candidate(candidate)
 
-    def approve_candidate(self, request: DecideCandidate) -> CandidateRecord:
-        return self._store.decide_candidate(
+    @operation
+    def approve_candidate(
+        self, request: CandidateDecisionRequest, *, principal: Principal = FULL_ACCESS
+    ) -> wire.Candidate:
+        decided = self._store.decide_candidate(
             request.scope_id, request.candidate_id, request.expected_version, True
         )
+        return responses.candidate(decided)
 
-    def reject_candidate(self, request: DecideCandidate) -> CandidateRecord:
-        return self._store.decide_candidate(
+    @operation
+    def reject_candidate(
+        self, request: CandidateDecisionRequest, *, principal: Principal = FULL_ACCESS
+    ) -> wire.Candidate:
+        decided = self._store.decide_candidate(
             request.scope_id, request.candidate_id, request.expected_version, False
         )
+        return responses.candidate(decided)
 
-    def get_candidate(self, request: CandidateRef) -> CandidateRecord:
+    @operation
+    def get_candidate(
+        self, request: CandidateGetRequest, *, principal: Principal = FULL_ACCESS
+    ) -> wire.Candidate:
         found = self._store.get_candidate(request.scope_id, request.candidate_id)
         if found is None:
             raise EntryNotFound()
-        return found
+        return responses.candidate(found)
 
-    def list_candidates(self, request: ListCandidates) -> CandidatePage:
-        after = int(decode_cursor(request.cursor, "candidate")) if request.cursor else 0
-        rows = self._store.list_candidates(request.scope_id, request.state, after, request.limit + 1)
+    @operation
+    def list_candidates(
+        self, request: ListCandidatesRequest, *, principal: Principal = FULL_ACCESS
+    ) -> wire.CandidateList:
+        after = 0 if request.cursor is MISSING else int(decode_cursor(request.cursor, "candidate"))
+        state = None if request.state is MISSING else request.state
+        rows = self._store.list_candidates(request.scope_id, state, after, request.limit + 1)
         page = rows[: request.limit]
         more = len(rows) > request.limit
-        return CandidatePage(
-            tuple(c for _, c in page), encode_cursor("candidate", str(page[-1][0])) if more else None
+        return responses.candidate_list(
+            (c for _, c in page), encode_cursor("candidate", str(page[-1][0])) if more else None
         )
 
-    def search_experience(self, request: SearchExperience) -> list[Experience]:
-        self.get_scope(request.scope_id)
-        return self._store.search_experience([request.scope_id], parse_query(request.query), request.limit)[0]
+    @operation
+    def search_experience(
+        self, request: SearchRequest, *, principal: Principal = FULL_ACCESS
+    ) -> wire.ExperienceSearchResult:
+        self._scope(request.scope_id)
+        hits = self._store.search_experience([request.scope_id], parse_query(request.query), request.limit)[0]
+        return responses.experience_search_result(hits)
 
-    def put_topic(self, request: PutTopic) -> Topic:
-        return self._store.put_topic(
+    @operation
+    def get_experience(
+        self, request: ExperienceGetRequest, *, principal: Principal = FULL_ACCESS
+    ) -> wire.Experience:
+        ref = request.artifact
+        found = self._artifact(request.scope_id, ArtifactRef(ref.family, ref.artifact_id, ref.revision))
+        assert isinstance(found, Experience)  # the store answers a family's ref with that family
+        return responses.experience(found)
+
+    @operation
+    def put_topic(self, request: PutTopicRequest, *, principal: Principal = FULL_ACCESS) -> wire.Topic:
+        topic = self._store.put_topic(
             request.scope_id,
-            request.artifact_id,
+            None if request.artifact_id is MISSING else request.artifact_id,
             request.title,
             request.summary,
             request.detail,
-            request.expected_revision,
+            None if request.expected_revision is MISSING else request.expected_revision,
         )
+        return responses.topic(topic)
 
-    def search_topics(self, request: SearchTopics) -> list[TopicHit]:
-        self.get_scope(request.scope_id)
+    @operation
+    def search_topics(
+        self, request: SearchRequest, *, principal: Principal = FULL_ACCESS
+    ) -> wire.TopicSearchResult:
+        self._scope(request.scope_id)
         query = parse_query(request.query)
-        return [
-            topic_hit(t, query) for t in self._store.search_topics(request.scope_id, query, request.limit)
-        ]
+        topics = self._store.search_topics(request.scope_id, query, request.limit)
+        return responses.topic_search_result(topic_hit(t, query) for t in topics)
 
-    def get_artifact(self, request: GetArtifact) -> ArtifactRevision:
-        ref = ArtifactRef(request.artifact.family, request.artifact.artifact_id, request.artifact.revision)
-        found = self._store.get_artifact(request.scope_id, ref)
-        if found is None:
-            raise EntryNotFound()
-        return found
+    @operation
+    def get_topic(self, request: TopicGetRequest, *, principal: Principal = FULL_ACCESS) -> wire.Topic:
+        ref = request.artifact
+        found = self._artifact(request.scope_id, ArtifactRef(ref.family, ref.artifact_id, ref.revision))
+        assert isinstance(found, Topic)
+        return responses.topic(found)
+
+    @operation
+    def get_artifact_revision(
+        self, request: GetArtifactRevisionParameters, *, principal: Principal = FULL_ACCESS
+    ) -> wire.ArtifactRevision:
+        ref = ArtifactRef(request.family, request.artifact_id, request.revision)
+        return responses.artifact_revision(request.scope_id, self._artifact(request.scope_id, ref))
 
     # Prepare ------------------------------------------------------------------------------------
-    def prepare_context(self, request: PrepareContext, principal: Principal = FULL_ACCESS) -> PreparedContext:
+    @operation
+    def prepare_context(
+        self, request: PrepareContextRequest, *, principal: Principal = FULL_ACCESS
+    ) -> wire.PreparedContext:
         # The total-entries policy is a validation rule: it fails before any lookup or recall.
         options = None if request.assembly is MISSING else self.assembly_options(request.assembly)
-        principal.require("scope.read", [request.scope_id])
         with self._store.reading():  # every family from one snapshot
-            return self._prepare(request, options, principal)
+            return responses.prepared(self._prepare(request, options, principal))
 
     def _prepare(
-        self, request: PrepareContext, options: AssemblyOptions | None, principal: Principal
+        self, request: PrepareContextRequest, options: AssemblyOptions | None, principal: Principal
     ) -> PreparedContext:
-        scope = self.get_scope(request.scope_id)
+        scope = self._scope(request.scope_id)
         families = REFERENCE_FAMILIES if options is None else {s.family for s in options.sections}
         if families & REFERENCE_FAMILIES:
             # RFC step 2: every Scope that will be read, before any candidate is read; all or nothing.
@@ -257,8 +377,14 @@ class ScopedContextApplication:
         pools = recall_text_pools(self._store, scope, parse_query(request.query), families)
         return build_text_context(pools, options, request.max_bytes).result
 
-    def assembly_options(self, assembly: AssemblyInput) -> AssemblyOptions:
-        """The builder's options, after the configured total-entries policy."""
+    def assembly_options(self, assembly: Assembly) -> AssemblyOptions:
+        """The builder's options, after the rules the contract cannot state: each family at most
+        once, and the configured total-entries policy."""
+        families = [section.family for section in assembly.sections]
+        if len(set(families)) != len(families):
+            raise InvalidRequest.single(
+                "duplicate_family", ("assembly", "sections"), "Each family may appear in at most one section"
+            )
         total = sum(section.limit for section in assembly.sections)
         if total > self.settings.assembly_max_entries:
             raise InvalidRequest.single(
@@ -273,20 +399,36 @@ class ScopedContextApplication:
             show_recall_rank="recall_rank" in assembly.show,
         )
 
+    # Lookups ------------------------------------------------------------------------------------
+    def _scope(self, scope_id: str) -> Scope:
+        scope = self._store.get_scope(scope_id)
+        if scope is None:
+            raise ScopeNotFound()
+        return scope
 
-def _citation(value: CitationInput) -> MemoryCitation:
-    return MemoryCitation(value.revision, value.entry_id, value.entry_version_id)
+    def _artifact(self, scope_id: str, ref: ArtifactRef) -> ArtifactRevision:
+        found = self._store.get_artifact(scope_id, ref)
+        if found is None:
+            raise EntryNotFound()
+        return found
+
+
+def _max_bytes_limits() -> tuple[int, int, int]:
+    """`max_bytes` bounds and default as the contract states them (read from the generated model)."""
+    field = PrepareContextRequest.model_fields["max_bytes"]
+    low = next(m.ge for m in field.metadata if isinstance(m, annotated_types.Ge))
+    high = next(m.le for m in field.metadata if isinstance(m, annotated_types.Le))
+    return cast(int, low), cast(int, high), cast(int, field.default)
+
+
+def _citation(value: wire.MemoryCitation) -> MemoryCitation:
+    return MemoryCitation(value.memory_ref.revision, value.entry_id, value.entry_version_id)
 
 
 def _check_references(scope_id: str, references: tuple[str, ...]) -> None:
-    errors = []
-    seen: set[str] = set()
+    # Duplicates are the contract's `uniqueItems`; referencing oneself is a rule it cannot state.
     for i, ref in enumerate(references):
         if ref == scope_id:
-            errors.append(("reference_self", "A Scope cannot reference itself."))
-        elif ref in seen:
-            errors.append(("reference_duplicate", "Context References must be unique."))
-        else:
-            seen.add(ref)
-            continue
-        raise InvalidRequest.single(errors[-1][0], ("context_references", i), errors[-1][1])
+            raise InvalidRequest.single(
+                "reference_self", ("context_references", i), "A Scope cannot reference itself."
+            )

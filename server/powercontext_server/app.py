@@ -1,37 +1,38 @@
-"""The connexion application serving `openapi/powercontext.yaml` over a `ScopedContextApplication`."""
+"""The ASGI application: the contract's operations routed from the generated operation table.
+
+Each operation is one generic endpoint over the Runtime (`endpoints.py`); connexion serves the
+contract itself (`/openapi.json`) and Swagger UI (`/docs`) beside them. Request id, body cap and
+the access log wrap everything (`middleware.py`).
+"""
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Callable, Mapping, Sequence
-from functools import partial
+import copy
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import connexion
-from connexion.datastructures import MediaTypeDict
-from connexion.exceptions import ProblemException
-from connexion.jsonifier import Jsonifier
-from connexion.middleware import ConnexionMiddleware
-from connexion.middleware.server_error import ServerErrorMiddleware
+from connexion.middleware.swagger_ui import SwaggerUIMiddleware
 from connexion.options import SwaggerUIOptions
-from connexion.resolver import Resolver
 from connexion.spec import Specification
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
+from powercontext_api.operations import OPERATIONS
 from powercontext_runtime.access_config import load_access_policy
 from powercontext_runtime.application import ScopedContextApplication
 from powercontext_runtime.config import Settings
-from powercontext_runtime.models import FAMILIES, PREPARED_SCHEMA
-from powercontext_runtime.requests import DEFAULT_MAX_BYTES, MAX_MAX_BYTES, MIN_MAX_BYTES
 
-from .access import access_by_operation, bearer_security_map, guarded, without_security
-from .errors import HANDLED_EXCEPTIONS, exception_handler
-from .handlers import Handlers
+from .endpoints import endpoint
+from .errors import REQUEST_ID_SCOPE_KEY, response_for
 from .middleware import EdgeMiddleware
-from .validation import JsonBodyValidator, ParameterValidator, ValidatorCache
 
 SPEC_FILENAME = "powercontext.yaml"
+DOCS_PATHS = ("/openapi.json", "/openapi.yaml", "/docs")
 
 
 def default_spec_path() -> Path:
@@ -42,95 +43,64 @@ def default_spec_path() -> Path:
     return Path(__file__).resolve().parents[2] / "openapi" / SPEC_FILENAME
 
 
-def capabilities(api_version: str, settings: Settings) -> dict[str, Any]:
-    return {
-        "api_version": api_version,
-        "families": list(FAMILIES),
-        "prepare": {
-            "legacy": True,
-            "assembly": True,
-            "assembly_families": list(FAMILIES),
-            "assembly_formats": ["markdown"],
-            "assembly_max_entries": settings.assembly_max_entries,
-            "schema": PREPARED_SCHEMA,
-            "min_max_bytes": MIN_MAX_BYTES,
-            "max_max_bytes": MAX_MAX_BYTES,
-            "default_max_bytes": DEFAULT_MAX_BYTES,
-        },
-    }
+def without_security(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """The contract as an access-disabled server serves it: no operation asks for a token."""
+    open_spec = copy.deepcopy(dict(spec))
+    open_spec.pop("security", None)
+    open_spec.get("components", {}).pop("securitySchemes", None)
+    for item in open_spec["paths"].values():
+        for method, operation in item.items():
+            if method != "parameters":
+                operation.pop("security", None)
+    return open_spec
 
 
-class HandlerResolver(Resolver):  # type: ignore[misc]  # connexion is untyped
-    """Resolve each operationId to the bound method of the same name on `handlers`, guarded by the
-    access the contract declares for it."""
-
-    def __init__(self, handlers: Handlers, access: Mapping[str, str], enforced: bool) -> None:
-        super().__init__(function_resolver=self._method)
-        self._handlers = handlers
-        self._access = access
-        self._enforced = enforced
-
-    def _method(self, operation_id: str) -> Any:
-        method = getattr(self._handlers, operation_id, None)
-        if method is None or operation_id.startswith("_"):
-            raise ValueError(f"No handler for operationId {operation_id!r}")
-        return guarded(method, self._access[operation_id], self._enforced)
-
-
-_HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
-
-
-def allowed_methods_of(paths: Mapping[str, Mapping[str, Any]]) -> Callable[[str], Sequence[str]]:
-    """`path -> methods` for the `Allow` header of a 405, from the contract's path templates."""
-    routes: list[tuple[re.Pattern[str], list[str]]] = []
-    for template, item in paths.items():
-        pattern = re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(template))
-        methods = [m.upper() for m in _HTTP_METHODS if m in item]
-        if "GET" in methods and "HEAD" not in methods:
-            methods.append("HEAD")
-        routes.append((re.compile(pattern), sorted(methods)))
-
-    def allowed(path: str) -> Sequence[str]:
-        for pattern, methods in routes:
-            if pattern.fullmatch(path):
-                return methods
-        return ()
-
-    return allowed
+def allowed_methods(path: str, routes: list[Route]) -> list[str]:
+    """Every method the contract serves at `path` (starlette names only the first route's)."""
+    methods: set[str] = set()
+    for route in routes:
+        if route.path_regex.fullmatch(path):
+            methods.update(route.methods or ())
+    return sorted(methods)
 
 
 def create_app(
-    application: ScopedContextApplication,
-    settings: Settings,
-    *,
-    spec_path: Path | None = None,
-) -> connexion.AsyncApp:
+    application: ScopedContextApplication, settings: Settings, *, spec_path: Path | None = None
+) -> ASGIApp:
     """Build the ASGI app. The caller owns `application` and closes it after the server stops."""
-    specification = Specification.load(spec_path or default_spec_path())
     policy = load_access_policy(settings)
-    raw = specification.raw if policy.enforced else without_security(specification.raw)
-    handlers = Handlers(application, capabilities(str(raw["info"]["version"]), settings))
-    handle_exception = exception_handler(allowed_methods_of(raw["paths"]))
-    validators = ValidatorCache()
+    raw = Specification.load(spec_path or default_spec_path()).raw
+    served = raw if policy.enforced else without_security(raw)
 
-    app = connexion.AsyncApp(
-        __name__,
-        middlewares=[
-            partial(EdgeMiddleware, max_body_bytes=settings.max_body_bytes),
-            partial(ServerErrorMiddleware, handler=handle_exception),
-            *ConnexionMiddleware.default_middlewares[1:],
-        ],
-        jsonifier=Jsonifier(json, separators=(",", ":"), ensure_ascii=False),
-        strict_validation=True,
-        validate_responses=False,
-        validator_map={
-            "parameter": partial(ParameterValidator, cache=validators),
-            "body": MediaTypeDict({"*/*json": partial(JsonBodyValidator, cache=validators)}),
-        },
-        swagger_ui_options=SwaggerUIOptions(spec_path="/openapi.json", swagger_ui_path="/docs"),
-        security_map=bearer_security_map(policy),
+    routes = [Route(op.path, endpoint(op, application, policy), methods=[op.method]) for op in OPERATIONS]
+
+    async def framework_error(request: Request, exc: Exception) -> Response:
+        request_id = str(request.scope.get(REQUEST_ID_SCOPE_KEY, "-"))
+        methods = allowed_methods(request.url.path, routes) if isinstance(exc, HTTPException) else []
+        return response_for(exc, request_id, methods)
+
+    operations_app = Starlette(
+        routes=routes, exception_handlers={HTTPException: framework_error, Exception: framework_error}
     )
-    app.add_api(raw, resolver=HandlerResolver(handlers, access_by_operation(raw), policy.enforced))
-    for exc_class in (*HANDLED_EXCEPTIONS, ProblemException):
-        app.add_error_handler(exc_class, handle_exception)
-    return app
+    docs = SwaggerUIMiddleware(operations_app)
+    docs.add_api(
+        Specification.from_dict(served),
+        swagger_ui_options=SwaggerUIOptions(spec_path="/openapi.json", swagger_ui_path="/docs"),
+    )
+    return EdgeMiddleware(_DocsBeside(operations_app, docs), max_body_bytes=settings.max_body_bytes)
+
+
+class _DocsBeside:
+    """Send the contract and Swagger UI paths through connexion's middleware and every operation
+    straight to the router, so an operation pays nothing for the docs."""
+
+    def __init__(self, operations: ASGIApp, docs: ASGIApp) -> None:
+        self._operations = operations
+        self._docs = docs
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path: str = scope.get("path", "")
+        if scope["type"] == "http" and path.startswith(DOCS_PATHS):
+            await self._docs(scope, receive, send)
+        else:
+            await self._operations(scope, receive, send)

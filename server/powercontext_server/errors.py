@@ -7,15 +7,15 @@ validation details carry only schema-side `type`/`loc`/`msg`, so no error body e
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from connexion.lifecycle import ConnexionRequest, ConnexionResponse
 from starlette.exceptions import HTTPException
+from starlette.responses import Response
 
+from powercontext_api.models import ErrorDetail, ErrorResponse
 from powercontext_runtime.access import Forbidden, Unauthenticated
 from powercontext_runtime.errors import (
     EntryNotFound,
@@ -49,8 +49,9 @@ class HttpError:
     headers: Mapping[str, str] = field(default_factory=dict)
 
     def body(self) -> bytes:
-        payload = {"error": {"code": self.code, "message": self.message, "details": self.details}}
-        return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        details = None if self.details is None else dict(self.details)
+        payload = ErrorResponse(error=ErrorDetail(code=self.code, message=self.message, details=details))
+        return payload.model_dump_json().encode("utf-8")
 
 
 INTERNAL_ERROR = HttpError(500, "internal_error", INTERNAL_ERROR_MESSAGE)
@@ -83,6 +84,8 @@ def http_error_for(exc: BaseException) -> HttpError:
     """Map any exception to its wire form. Unknown exceptions are a 500 and carry nothing of `exc`."""
     if isinstance(exc, PowerContextError):
         return _runtime_error(exc)
+    if isinstance(exc, UnsupportedMediaType):
+        return _FRAMEWORK_ERRORS[415]
     if isinstance(exc, HTTPException):
         return _framework_error(exc)
     return INTERNAL_ERROR
@@ -115,50 +118,26 @@ def _framework_error(exc: HTTPException) -> HttpError:
         if status == 405 and exc.headers and "Allow" in exc.headers:
             return HttpError(405, known.code, known.message, headers={"Allow": exc.headers["Allow"]})
         return known
-    if status == 400:
-        # Connexion raises a bare 400 for request shapes our validators did not cover; it is still a
-        # contract violation, reported without the framework's text (which may quote the input).
-        return invalid_request([ErrorItem("value_error", (), "Input is invalid")])
     if 400 <= status < 500:
         return HttpError(status, "client_error", "The request cannot be served.")
     return INTERNAL_ERROR
 
 
-def _connexion_response(error: HttpError) -> ConnexionResponse:
-    return ConnexionResponse(
-        status_code=error.status,
-        mimetype=JSON_MEDIA_TYPE,
-        body=error.body(),
-        headers=dict(error.headers),
-    )
+class UnsupportedMediaType(Exception):
+    """The request body is not declared as JSON (RFC 9110 media type, any case, parameters allowed)."""
 
 
-def _request_id(request: ConnexionRequest) -> str:
-    return str(request.scope.get(REQUEST_ID_SCOPE_KEY, "-"))
+def error_response(error: HttpError) -> Response:
+    return Response(error.body(), error.status, headers=dict(error.headers), media_type=JSON_MEDIA_TYPE)
 
 
-def exception_handler(
-    allowed_methods: Callable[[str], Sequence[str]],
-) -> Callable[[ConnexionRequest, Exception], Awaitable[ConnexionResponse]]:
-    """The connexion error handler for every exception class and framework status.
-
-    `allowed_methods(path)` lists every method the contract serves at `path`: starlette's own 405
-    names only the methods of the first route that matched the path.
-    """
-
-    async def handle_exception(request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
-        error = http_error_for(exc)
-        if error.status == 405:
-            methods = allowed_methods(request.scope["path"])
-            if methods:
-                error = dataclasses.replace(error, headers={"Allow": ", ".join(methods)})
-        if error.status >= 500 and not isinstance(exc, RetrievalUnavailable):
-            logger.error("request %s failed: %s", _request_id(request), type(exc).__name__, exc_info=exc)
-        elif error.status >= 500:
-            logger.warning("request %s: storage or retrieval unavailable", _request_id(request), exc_info=exc)
-        return _connexion_response(error)
-
-    return handle_exception
-
-
-HANDLED_EXCEPTIONS: tuple[type[Exception], ...] = (PowerContextError, HTTPException, Exception)
+def response_for(exc: BaseException, request_id: str, allowed_methods: Sequence[str] = ()) -> Response:
+    """The wire answer to any failure, logged when it is the server's fault."""
+    error = http_error_for(exc)
+    if error.status == 405 and allowed_methods:
+        error = dataclasses.replace(error, headers={"Allow": ", ".join(allowed_methods)})
+    if isinstance(exc, RetrievalUnavailable):
+        logger.warning("request %s: storage or retrieval unavailable", request_id, exc_info=exc)
+    elif error.status >= 500:
+        logger.error("request %s failed: %s", request_id, type(exc).__name__, exc_info=exc)
+    return error_response(error)

@@ -10,18 +10,16 @@ from __future__ import annotations
 
 import atexit
 import warnings
-from typing import TYPE_CHECKING
+
+from starlette.types import ASGIApp
 
 from powercontext_runtime.bootstrap import open_application
 from powercontext_runtime.config import Settings
 
 from .allocator import keep_freed_memory
 
-if TYPE_CHECKING:
-    import connexion
 
-
-def create_worker_app() -> connexion.AsyncApp:
+def create_worker_app() -> ASGIApp:
     warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
     from .app import create_app
 

@@ -160,10 +160,10 @@ def test_experience_profile_candidates_topics_and_exact_reads_round_trip(pc: Pow
     assert isinstance(experience, Experience)
     assert experience.lesson == "Regenerate after a contract change, then validate."
 
-    revision = pc.propose_experience(scope, artifact_id=approved.committed.artifact_id.root, **_FIELDS)
+    revision = pc.propose_experience(scope, artifact_id=approved.committed.artifact_id, **_FIELDS)
     rejected = pc.reject_candidate(scope, revision.candidate_id, expected_version=revision.version)
     assert rejected.state == "rejected"
-    assert rejected.target_artifact_id == approved.committed.artifact_id.root
+    assert rejected.target_artifact_id == approved.committed.artifact_id
 
     profile = pc.propose_profile(scope, "# Demo\n\n\n")
     assert profile.profile == "# Demo\n"
@@ -182,7 +182,7 @@ def test_experience_profile_candidates_topics_and_exact_reads_round_trip(pc: Pow
     assert isinstance(first, Topic)
     second = pc.put_topic(
         scope,
-        artifact_id=first.artifact.artifact_id.root,
+        artifact_id=first.artifact.artifact_id,
         expected_revision=1,
         title="Release process",
         summary="Releases are cut from main after make test passes.",
@@ -194,13 +194,13 @@ def test_experience_profile_candidates_topics_and_exact_reads_round_trip(pc: Pow
     assert [hit.artifact for hit in found.hits] == [second.artifact]
     assert pc.get_topic(scope, first.artifact).summary == "Releases are cut from main."
 
-    exact = pc.get_artifact_revision(scope, "topic-memory", first.artifact.artifact_id.root, 1)
+    exact = pc.get_artifact_revision(scope, "topic-memory", first.artifact.artifact_id, 1)
     assert isinstance(exact, ArtifactRevision)
     assert isinstance(exact.topic, TopicFields)
     assert exact.topic.summary == "Releases are cut from main."
     assert pc.get_artifact_revision(scope, "profile", "profile", 1).profile == "# Demo\n"
     with pytest.raises(NotFoundError):
-        pc.get_artifact_revision(scope, "experience", approved.committed.artifact_id.root, 2)
+        pc.get_artifact_revision(scope, "experience", approved.committed.artifact_id, 2)
 
 
 def test_prepare_with_an_assembly_model_gets_standard_text(pc: PowerContextClient) -> None:

@@ -166,7 +166,7 @@ def test_search_experience_sends_limit_only_when_given() -> None:
         assert recorder.last.content == b'{"scope_id":"project:demo","query":"contract","limit":5}'
     assert isinstance(result, ExperienceSearchResult)
     assert isinstance(result.hits[0], Experience)
-    assert result.hits[0].artifact.artifact_id.root == "experience-1"
+    assert result.hits[0].artifact.artifact_id == "experience-1"
 
 
 @pytest.mark.parametrize(

@@ -349,7 +349,7 @@ def test_storage_failure_is_503_retrieval_unavailable(
     def unavailable(*_: object) -> None:
         raise RetrievalUnavailable()
 
-    monkeypatch.setattr(server.application, "check_ready", unavailable)
+    monkeypatch.setattr(server.application, "health_ready", unavailable)
     response = httpx.get(server.base_url + "/health/ready")
     error = error_of(response, 503, "retrieval_unavailable")
     assert error["message"] == "A configured retrieval or storage service failed."
@@ -360,7 +360,7 @@ def test_unexpected_exception_is_500_internal_error_and_logs_the_traceback(
 ) -> None:
     server = start_server()
 
-    def broken(*_: object) -> None:
+    def broken(*_: object, **__: object) -> None:
         raise RuntimeError("SECRET-internal-detail")
 
     monkeypatch.setattr(server.application, "list_scopes", broken)

@@ -9,23 +9,21 @@ from typing import Any
 
 import pytest
 
+from powercontext_api.models import (
+    CandidateDecisionRequest,
+    MemorySearchRequest,
+    PrepareContextRequest,
+    ProposeExperienceRequest,
+    ProposeProfileRequest,
+    PutTopicRequest,
+    RememberRequest,
+    ReviseEntryRequest,
+    ScopeCreateRequest,
+    SearchRequest,
+)
 from powercontext_runtime.application import ScopedContextApplication
 from powercontext_runtime.bootstrap import open_application
 from powercontext_runtime.config import Settings
-from powercontext_runtime.requests import (
-    CreateScope,
-    DecideCandidate,
-    PrepareContext,
-    ProposeExperience,
-    ProposeProfile,
-    PutTopic,
-    Remember,
-    ReviseEntry,
-    SearchExperience,
-    SearchMemory,
-    SearchTopics,
-    parse_request,
-)
 
 from ..seekdb import SeekdbServer
 
@@ -56,42 +54,39 @@ def seed(app: ScopedContextApplication) -> None:
     """Deterministic data: three Scopes with references, every family, revisions and ties."""
     rng = random.Random(2026)
     for scope_id, refs in (("team:b", []), ("team:c", []), ("project:a", ["team:c", "team:b"])):
-        app.create_scope(parse_request(CreateScope, {"scope_id": scope_id, "context_references": refs}))
+        app.create_scope(
+            ScopeCreateRequest.model_validate({"scope_id": scope_id, "context_references": refs})
+        )
         citations = []
         for _ in range(25):
-            entry = app.remember(parse_request(Remember, {"scope_id": scope_id, "text": sentence(rng)}))
+            entry = app.remember(
+                RememberRequest.model_validate({"scope_id": scope_id, "text": sentence(rng)})
+            )
             citations.append(entry.citation)
         for citation in citations[:5]:
             app.revise_memory_entry(
-                parse_request(
-                    ReviseEntry,
+                ReviseEntryRequest.model_validate(
                     {
                         "scope_id": scope_id,
-                        "citation": {
-                            "revision": citation.revision,
-                            "entry_id": citation.entry_id,
-                            "entry_version_id": citation.entry_version_id,
-                        },
+                        "citation": citation.model_dump(mode="json"),
                         "text": sentence(rng),
                     },
                 )
             )
-        app.remember(parse_request(Remember, {"scope_id": scope_id, "text": "exact tie words"}))
-        app.remember(parse_request(Remember, {"scope_id": scope_id, "text": "exact tie words"}))
+        app.remember(RememberRequest.model_validate({"scope_id": scope_id, "text": "exact tie words"}))
+        app.remember(RememberRequest.model_validate({"scope_id": scope_id, "text": "exact tie words"}))
         for _ in range(4):
             fields = {k: sentence(rng) for k in ("situation", "action", "outcome", "lesson")}
             proposed = app.propose_experience(
-                parse_request(ProposeExperience, {"scope_id": scope_id, **fields})
+                ProposeExperienceRequest.model_validate({"scope_id": scope_id, **fields})
             )
             app.approve_candidate(
-                parse_request(
-                    DecideCandidate,
+                CandidateDecisionRequest.model_validate(
                     {"scope_id": scope_id, "candidate_id": proposed.candidate_id, "expected_version": 1},
                 )
             )
             app.put_topic(
-                parse_request(
-                    PutTopic,
+                PutTopicRequest.model_validate(
                     {
                         "scope_id": scope_id,
                         "title": sentence(rng),
@@ -101,11 +96,10 @@ def seed(app: ScopedContextApplication) -> None:
                 )
             )
         profile = app.propose_profile(
-            parse_request(ProposeProfile, {"scope_id": scope_id, "content": sentence(rng)})
+            ProposeProfileRequest.model_validate({"scope_id": scope_id, "content": sentence(rng)})
         )
         app.approve_candidate(
-            parse_request(
-                DecideCandidate,
+            CandidateDecisionRequest.model_validate(
                 {"scope_id": scope_id, "candidate_id": profile.candidate_id, "expected_version": 1},
             )
         )
@@ -143,15 +137,15 @@ def observe(app: ScopedContextApplication) -> list[object]:
     seen: list[object] = []
     for query in QUERIES:
         search = {"scope_id": "project:a", "query": query, "limit": 50}
-        seen.append(app.search_memory(parse_request(SearchMemory, search)))
-        seen.append(app.search_experience(parse_request(SearchExperience, search)))
-        seen.append(app.search_topics(parse_request(SearchTopics, search)))
+        seen.append(app.search_memory(MemorySearchRequest.model_validate(search)))
+        seen.append(app.search_experience(SearchRequest.model_validate(search)))
+        seen.append(app.search_topics(SearchRequest.model_validate(search)))
         for assembly in ASSEMBLIES:
             for max_bytes in (512, 2000, 32768):
                 request: dict[str, Any] = {"scope_id": "project:a", "query": query, "max_bytes": max_bytes}
                 if assembly is not None:
                     request["assembly"] = assembly
-                seen.append(app.prepare_context(parse_request(PrepareContext, request)).content)
+                seen.append(app.prepare_context(PrepareContextRequest.model_validate(request)).content)
     return seen
 
 

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
+from powercontext_api.models import PrepareContextRequest, RememberRequest, ScopeCreateRequest
 from powercontext_runtime.bootstrap import backend_for, open_application
 from powercontext_runtime.config import Settings
-from powercontext_runtime.requests import CreateScope, PrepareContext, Remember, parse_request
 from powercontext_runtime.store import copy as store_copy
 from powercontext_runtime.store.backends import Backend, Conn, Cursor
 from powercontext_runtime.store.copy import TABLES, CopyFailed, CopyRefused, copy_store
@@ -93,9 +93,11 @@ def test_copy_holds_every_row_answers_alike_and_accepts_writes(
     for url in (urls[source], urls[target]):
         app = open_application(_settings(url))
         try:
-            entry = app.remember(parse_request(Remember, {"scope_id": "project:a", "text": "zebra crossing"}))
+            entry = app.remember(
+                RememberRequest.model_validate({"scope_id": "project:a", "text": "zebra crossing"})
+            )
             found = app.prepare_context(
-                parse_request(PrepareContext, {"scope_id": "project:a", "query": "zebra"})
+                PrepareContextRequest.model_validate({"scope_id": "project:a", "query": "zebra"})
             )
         finally:
             app.close()
@@ -113,7 +115,7 @@ def test_copy_refuses_a_target_that_holds_data_and_leaves_it_untouched(
     seeded(urls["sqlite-a"])
     app = open_application(_settings(urls[target]))
     try:
-        app.create_scope(parse_request(CreateScope, {"scope_id": "already:here"}))
+        app.create_scope(ScopeCreateRequest.model_validate({"scope_id": "already:here"}))
     finally:
         app.close()
     before = table_rows(urls[target])

@@ -1,0 +1,1 @@
+"""Tools for working on PowerContext (code generation, a local seekdb); not shipped in any wheel."""

@@ -1,0 +1,156 @@
+"""Domain values as the contract's response models (generated from the spec, never restated here).
+
+The store and the builders work on the small frozen values of `models.py`; each public Runtime
+operation answers with the generated model its operation table names, built by these functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from powercontext_api import models as wire
+
+from .models import (
+    ArtifactRef,
+    ArtifactRevision,
+    CandidateRecord,
+    Experience,
+    ExperienceFields,
+    MemoryCitation,
+    MemoryEntry,
+    MemoryHit,
+    MemoryRevision,
+    PreparedContext,
+    ProfileSnapshot,
+    Scope,
+    Topic,
+    TopicHit,
+)
+
+
+def scope(value: Scope) -> wire.ScopeDescriptor:
+    return wire.ScopeDescriptor(
+        scope_id=value.scope_id,
+        title=value.title,
+        summary=value.summary,
+        context_references=list(value.context_references),
+        version=value.version,
+    )
+
+
+def scope_list(scopes: Iterable[Scope], next_cursor: str | None) -> wire.ScopeList:
+    return wire.ScopeList(scopes=[scope(s) for s in scopes], next_cursor=next_cursor)
+
+
+def citation(value: MemoryCitation) -> wire.MemoryCitation:
+    return wire.MemoryCitation(
+        memory_ref=wire.MemoryArtifactRef(family="memory", artifact_id="memory", revision=value.revision),
+        entry_id=value.entry_id,
+        entry_version_id=value.entry_version_id,
+    )
+
+
+def memory_entry(value: MemoryEntry) -> wire.MemoryEntry:
+    return wire.MemoryEntry(
+        citation=citation(value.citation), text=value.text, kind=value.kind, state=value.state
+    )
+
+
+def memory_entry_list(entries: Iterable[MemoryEntry], next_cursor: str | None) -> wire.MemoryEntryList:
+    return wire.MemoryEntryList(entries=[memory_entry(e) for e in entries], next_cursor=next_cursor)
+
+
+def memory_search_result(hits: Iterable[MemoryHit]) -> wire.MemorySearchResult:
+    return wire.MemorySearchResult(
+        hits=[wire.MemoryHit(citation=citation(h.citation), text=h.text) for h in hits]
+    )
+
+
+def prepared(value: PreparedContext) -> wire.PreparedContext:
+    # `schema` is an alias (a pydantic name), so these models are built from their wire mapping.
+    return wire.PreparedContext.model_validate(
+        {
+            "schema": value.schema,
+            "status": value.status,
+            "content": value.content,
+            "content_bytes": value.content_bytes,
+        }
+    )
+
+
+def artifact_ref(value: ArtifactRef) -> wire.ArtifactRef:
+    return wire.ArtifactRef(family=value.family, artifact_id=value.artifact_id, revision=value.revision)  # type: ignore[arg-type]  # the store writes only contract families
+
+
+def experience_fields(value: ExperienceFields) -> wire.ExperienceFields:
+    return wire.ExperienceFields(
+        situation=value.situation, action=value.action, outcome=value.outcome, lesson=value.lesson
+    )
+
+
+def experience(value: Experience) -> wire.Experience:
+    fields = value.fields
+    return wire.Experience(
+        artifact=artifact_ref(value.ref),
+        situation=fields.situation,
+        action=fields.action,
+        outcome=fields.outcome,
+        lesson=fields.lesson,
+    )
+
+
+def experience_search_result(hits: Iterable[Experience]) -> wire.ExperienceSearchResult:
+    return wire.ExperienceSearchResult(hits=[experience(e) for e in hits])
+
+
+def topic_fields(value: Topic) -> wire.TopicFields:
+    return wire.TopicFields(title=value.title, summary=value.summary, detail=value.detail)
+
+
+def topic(value: Topic) -> wire.Topic:
+    return wire.Topic(
+        artifact=artifact_ref(value.ref), title=value.title, summary=value.summary, detail=value.detail
+    )
+
+
+def topic_search_result(hits: Iterable[TopicHit]) -> wire.TopicSearchResult:
+    return wire.TopicSearchResult(
+        hits=[
+            wire.TopicHit(artifact=artifact_ref(h.ref), title=h.title, summary=h.summary, snippet=h.snippet)
+            for h in hits
+        ]
+    )
+
+
+def candidate(value: CandidateRecord) -> wire.Candidate:
+    proposal = value.proposal
+    return wire.Candidate(
+        candidate_id=value.candidate_id,
+        family=value.family,  # type: ignore[arg-type]  # only reviewed families have Candidates
+        state=value.state,
+        version=value.version,
+        target_artifact_id=value.target_artifact_id,
+        base_revision=value.base_revision,
+        experience=experience_fields(proposal) if isinstance(proposal, ExperienceFields) else None,
+        profile=proposal if isinstance(proposal, str) else None,
+        committed=None if value.committed is None else artifact_ref(value.committed),
+    )
+
+
+def candidate_list(candidates: Iterable[CandidateRecord], next_cursor: str | None) -> wire.CandidateList:
+    return wire.CandidateList(candidates=[candidate(c) for c in candidates], next_cursor=next_cursor)
+
+
+def artifact_revision(scope_id: str, value: ArtifactRevision) -> wire.ArtifactRevision:
+    ref = artifact_ref(value.ref)
+    if isinstance(value, MemoryRevision):
+        return wire.ArtifactRevision(
+            scope_id=scope_id, artifact=ref, memory=[memory_entry(e) for e in value.entries]
+        )
+    if isinstance(value, Experience):
+        return wire.ArtifactRevision(
+            scope_id=scope_id, artifact=ref, experience=experience_fields(value.fields)
+        )
+    if isinstance(value, ProfileSnapshot):
+        return wire.ArtifactRevision(scope_id=scope_id, artifact=ref, profile=value.content)
+    return wire.ArtifactRevision(scope_id=scope_id, artifact=ref, topic=topic_fields(value))

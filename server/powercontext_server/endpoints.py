@@ -1,0 +1,93 @@
+"""One generic endpoint per operation of the generated table: authenticate, parse the parameters
+and the body into their generated models, call the Runtime method named by the operationId, and
+answer with its generated response model. Every failure becomes its error body in `errors.py`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+
+from powercontext_api.operations import Operation
+from powercontext_runtime.access import AccessPolicy, Principal
+from powercontext_runtime.application import ScopedContextApplication
+from powercontext_runtime.errors import InvalidRequest
+
+from .errors import JSON_MEDIA_TYPE, REQUEST_ID_SCOPE_KEY, UnsupportedMediaType, response_for
+from .parsing import parse_body, parse_parameters, relocated
+
+logger = logging.getLogger("powercontext.server")
+
+Endpoint = Callable[[Request], Any]
+
+
+def is_json(content_type: str) -> bool:
+    """`application/json` or `application/<x>+json`, any case, with parameters (RFC 9110 §8.3);
+    a declared charset must be UTF-8, the only one JSON has (RFC 8259 §8.1)."""
+    media, _, parameters = content_type.partition(";")
+    kind, _, subtype = media.strip().lower().partition("/")
+    if kind != "application" or not (subtype == "json" or subtype.endswith("+json")):
+        return False
+    for parameter in parameters.split(";"):
+        name, _, value = parameter.partition("=")
+        if name.strip().lower() == "charset" and value.strip().strip('"').lower() not in ("utf-8", "utf8"):
+            return False
+    return True
+
+
+def bearer_token(request: Request) -> str | None:
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    return token.strip() or None if scheme.lower() == "bearer" else None
+
+
+def endpoint(
+    operation: Operation[Any], application: ScopedContextApplication, policy: AccessPolicy
+) -> Endpoint:
+    name = operation.operation_id
+    public = operation.access == "public"
+
+    async def handle(request: Request) -> Response:
+        try:
+            # 401 comes before the body is read; 403 is the Runtime's, after the body is parsed.
+            principal: Principal | None = None if public else policy.authenticate(bearer_token(request))
+            models = await _request_models(operation, request)
+            options = {} if principal is None else {"principal": principal}
+            try:
+                method = getattr(application, name)  # looked up per call: tests inject faults there
+                result: BaseModel = await run_in_threadpool(method, *models, **options)
+            except InvalidRequest as exc:
+                raise relocated(operation, exc) from None
+        except Exception as exc:  # every failure is answered with its error body
+            return response_for(exc, str(request.scope.get(REQUEST_ID_SCOPE_KEY, "-")))
+        return Response(
+            result.__pydantic_serializer__.to_json(result, by_alias=True),
+            operation.status,
+            media_type=JSON_MEDIA_TYPE,
+        )
+
+    return handle
+
+
+async def _request_models(operation: Operation[Any], request: Request) -> list[BaseModel]:
+    models: list[BaseModel] = []
+    parameters = parse_parameters(operation, request.path_params, request.query_params.multi_items())
+    if parameters is not None:
+        models.append(parameters)
+    if operation.body_model is not None:
+        raw = await request.body()
+        content_type = request.headers.get("content-type")
+        if content_type is None:
+            if raw.strip():  # a body must say what it is
+                raise UnsupportedMediaType()
+        elif not is_json(content_type):
+            raise UnsupportedMediaType()
+        body = parse_body(operation, raw)
+        if body is not None:
+            models.append(body)
+    return models
