@@ -9,44 +9,17 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import unquote, urlsplit
 
 from . import mysql_schema, sqlite_schema
+from .conn import Conn as Conn  # re-exported: older callers import the protocols from here
+from .conn import Cursor as Cursor
 from .migrations import Migration
 from .sqlite_checkpoint import AUTOCHECKPOINT_BACKSTOP_PAGES, WalCheckpointer
-
-
-class Cursor(Protocol):
-    @property
-    def lastrowid(self) -> int | None: ...
-
-    def fetchone(self) -> Any: ...
-
-    def fetchall(self) -> Sequence[Any]: ...
-
-    def fetchmany(self, size: int) -> Sequence[Any]: ...
-
-    @property
-    def description(self) -> Sequence[Sequence[Any]]: ...
-
-    def __iter__(self) -> Iterator[Any]: ...
-
-
-class Conn(Protocol):
-    """The part of a DB-API connection the store uses, with `?` parameters whatever the driver."""
-
-    def execute(self, sql: str, params: Sequence[object] = ()) -> Cursor: ...
-
-    def executemany(self, sql: str, params: Iterable[Sequence[object]]) -> Cursor: ...
-
-    def stream(self, sql: str) -> Cursor:
-        """A query whose rows arrive as they are fetched, not all at once (read them all before
-        the next statement on this connection)."""
-        ...
 
 
 class Backend(Protocol):

@@ -16,7 +16,8 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 
 from ..errors import PowerContextError
-from .backends import Backend, Conn
+from .backends import Backend
+from .conn import Conn
 from .sql_store import SqlStore
 
 # Parents before children, as the foreign keys require. A table the schema gains must be added

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from .backends import Conn
+from .conn import Conn
 
 
 @dataclass(frozen=True, slots=True)

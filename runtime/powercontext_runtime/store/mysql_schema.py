@@ -8,7 +8,7 @@ OceanBase commits DDL implicitly: a migration's data step runs after its tables 
 from __future__ import annotations
 
 from .migrations import Migration
-from .sql_search import backfill
+from .search_backfill import backfill
 
 _TABLE = "DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin"
 # One node, one partition per table: auto-increment keys grow with insertion order, which search

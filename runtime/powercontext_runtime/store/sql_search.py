@@ -4,14 +4,10 @@ through the in-memory mirror (`search_mirror.py`)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from ..search_index import TermPostings, document_terms, term_weights
+from .conn import Conn
 from .search_mirror import FamilyMirror, SearchMirror, encode_terms
-
-if TYPE_CHECKING:
-    from .backends import Conn
-
 
 # Keep this many generations of `search_log` per (Scope, family); a mirror further behind rebuilds.
 LOG_RETAIN = 4096
@@ -165,24 +161,3 @@ def _read_terms(
     ):
         rows[term].append((int(doc_key), int(tf)))
     return rows
-
-
-def backfill(conn: Conn) -> None:
-    """Index every current head document the index lacks (an upgrade from before the index)."""
-    from ..models import ArtifactRef
-    from .sql_artifacts import decode_artifact, search_text
-
-    for version_key, scope_key, text in conn.execute(
-        "SELECT v.version_key, v.scope_key, v.text FROM memory_entry_versions v"
-        " LEFT JOIN search_docs d ON d.family = 'memory' AND d.doc_key = v.version_key"
-        " WHERE v.removed_revision IS NULL AND d.doc_key IS NULL"
-    ).fetchall():
-        index_document(conn, scope_key, "memory", version_key, text)
-    for revision_key, scope_key, family, artifact_id, revision, payload in conn.execute(
-        "SELECT r.revision_key, r.scope_key, r.family, r.artifact_id, r.revision, r.payload FROM artifact_heads h"
-        " JOIN artifact_revisions r ON r.revision_key = h.revision_key"
-        " LEFT JOIN search_docs d ON d.family = h.family AND d.doc_key = h.revision_key"
-        " WHERE h.family IN ('experience', 'topic-memory') AND d.doc_key IS NULL"
-    ).fetchall():
-        artifact = decode_artifact(family, ArtifactRef(family, artifact_id, revision), payload)
-        index_document(conn, scope_key, family, revision_key, search_text(artifact))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .migrations import Migration
-from .sql_search import backfill
+from .search_backfill import backfill
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(

@@ -1,0 +1,239 @@
+"""Memory: entries, their versions and the Scope's Memory revisions (inside open transactions).
+
+Each write takes the Scope's row lock, then commits the Scope's next Memory revision, so a stale
+`expected_revision` or citation is a `RevisionConflict`, never a lost or duplicated revision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..errors import EntryNotFound, RevisionConflict, ScopeNotFound
+from ..models import (
+    MEMORY_ARTIFACT_ID,
+    MEMORY_FAMILY,
+    ArtifactRef,
+    MemoryCitation,
+    MemoryEntry,
+    MemoryRevision,
+)
+from . import sql_search
+from .clock import now
+from .conn import Conn
+
+
+def remember(conn: Conn, scope_id: str, text: str, kind: str, expected_revision: int | None) -> MemoryEntry:
+    row = conn.execute(
+        "SELECT scope_key, memory_revision, entry_counter FROM scopes WHERE scope_id = ? FOR UPDATE",
+        (scope_id,),
+    ).fetchone()
+    if row is None:
+        raise ScopeNotFound()
+    scope_key, revision, counter = row
+    if expected_revision is not None and expected_revision != revision:
+        raise RevisionConflict("The expected Memory revision is stale.")
+    revision += 1
+    number = counter + 1
+    entry_id = f"entry-{number}"
+    conn.execute(
+        "INSERT INTO memory_entries (scope_key, entry_id, entry_number, kind, head_version)"
+        " VALUES (?, ?, ?, ?, 1)",
+        (scope_key, entry_id, number, kind),
+    )
+    version_id = _insert_version(conn, scope_key, entry_id, 1, text, revision)
+    _commit_revision(conn, scope_key, revision, "remember", entry_id, entry_counter=number)
+    return MemoryEntry(MemoryCitation(revision, entry_id, version_id), text, kind, "active")
+
+
+def revise_memory_entry(conn: Conn, scope_id: str, citation: MemoryCitation, text: str) -> MemoryEntry:
+    scope_key, revision, version_key, version_number, kind = _head_version(conn, scope_id, citation)
+    revision += 1
+    conn.execute(
+        "UPDATE memory_entry_versions SET removed_revision = ? WHERE version_key = ?",
+        (revision, version_key),
+    )
+    _unindex_version(conn, scope_key, version_key)
+    version_id = _insert_version(conn, scope_key, citation.entry_id, version_number + 1, text, revision)
+    conn.execute(
+        "UPDATE memory_entries SET head_version = ? WHERE scope_key = ? AND entry_id = ?",
+        (version_number + 1, scope_key, citation.entry_id),
+    )
+    _commit_revision(conn, scope_key, revision, "revise", citation.entry_id)
+    return MemoryEntry(MemoryCitation(revision, citation.entry_id, version_id), text, kind, "active")
+
+
+def retire_memory_entry(conn: Conn, scope_id: str, citation: MemoryCitation) -> MemoryEntry:
+    scope_key, revision, version_key, _, kind = _head_version(conn, scope_id, citation)
+    revision += 1
+    conn.execute(
+        "UPDATE memory_entry_versions SET removed_revision = ? WHERE version_key = ?",
+        (revision, version_key),
+    )
+    _unindex_version(conn, scope_key, version_key)
+    conn.execute(
+        "UPDATE memory_entries SET retired_revision = ? WHERE scope_key = ? AND entry_id = ?",
+        (revision, scope_key, citation.entry_id),
+    )
+    _commit_revision(conn, scope_key, revision, "retire", citation.entry_id)
+    text = conn.execute(
+        "SELECT text FROM memory_entry_versions WHERE version_key = ?", (version_key,)
+    ).fetchone()[0]
+    return MemoryEntry(
+        MemoryCitation(revision, citation.entry_id, citation.entry_version_id), text, kind, "retired"
+    )
+
+
+def get_memory_entry(conn: Conn, scope_id: str, citation: MemoryCitation) -> MemoryEntry | None:
+    scope_key, head_revision = _scope_memory(conn, scope_id)
+    row = conn.execute(
+        "SELECT v.text, e.kind, v.added_revision, v.removed_revision, e.retired_revision"
+        " FROM memory_entry_versions v"
+        " JOIN memory_entries e ON e.scope_key = v.scope_key AND e.entry_id = v.entry_id"
+        " WHERE v.scope_key = ? AND v.entry_id = ? AND v.entry_version_id = ?",
+        (scope_key, citation.entry_id, citation.entry_version_id),
+    ).fetchone()
+    if row is None:
+        return None
+    text, kind, added, removed, retired = row
+    if not _citation_resolves(citation.revision, head_revision, added, removed, retired):
+        return None
+    retired_by_then = removed is not None and removed <= citation.revision
+    return MemoryEntry(citation, text, kind, "retired" if retired_by_then else "active")
+
+
+def list_memory_entries(
+    conn: Conn, scope_id: str, after_position: int, limit: int
+) -> list[tuple[int, MemoryEntry]]:
+    scope_key, revision = _scope_memory(conn, scope_id)
+    rows = conn.execute(
+        "SELECT e.entry_number, e.entry_id, v.entry_version_id, v.text, e.kind FROM memory_entries e"
+        " JOIN memory_entry_versions v ON v.scope_key = e.scope_key AND v.entry_id = e.entry_id"
+        " AND v.version_number = e.head_version"
+        " WHERE e.scope_key = ? AND e.retired_revision IS NULL AND e.entry_number > ?"
+        " ORDER BY e.entry_number LIMIT ?",
+        (scope_key, after_position, limit),
+    ).fetchall()
+    return [
+        (number, MemoryEntry(MemoryCitation(revision, entry_id, version_id), text, kind, "active"))
+        for number, entry_id, version_id, text, kind in rows
+    ]
+
+
+def read_revision(conn: Conn, key: int, ref: ArtifactRef) -> MemoryRevision | None:
+    """Every entry as of Memory revision `ref.revision`, or None past the head."""
+    head = conn.execute("SELECT memory_revision FROM scopes WHERE scope_key = ?", (key,)).fetchone()[0]
+    if ref.artifact_id != MEMORY_ARTIFACT_ID or ref.revision > head:
+        return None
+    rows = conn.execute(
+        "SELECT v.entry_id, v.entry_version_id, v.text, e.kind, e.retired_revision FROM memory_entry_versions v"
+        " JOIN memory_entries e ON e.scope_key = v.scope_key AND e.entry_id = v.entry_id"
+        " WHERE v.scope_key = ? AND v.added_revision <= ? AND (v.removed_revision IS NULL OR v.removed_revision > ?)"
+        " ORDER BY e.entry_number",
+        (key, ref.revision, ref.revision),
+    ).fetchall()
+    return MemoryRevision(
+        ref,
+        tuple(
+            MemoryEntry(
+                MemoryCitation(ref.revision, eid, vid),
+                text,
+                kind,
+                "active" if retired is None else "retired",
+            )
+            for eid, vid, text, kind, retired in rows
+        ),
+    )
+
+
+def head_versions(conn: Conn, keys: Sequence[int]) -> dict[int, tuple[str, str, str]]:
+    """(entry_id, entry_version_id, text) of the ranked `doc_key`s that are still head versions, by key."""
+    if not keys:  # MySQL mode has no empty IN ()
+        return {}
+    return {
+        row[0]: row[1:]
+        for row in conn.execute(
+            "SELECT version_key, entry_id, entry_version_id, text FROM memory_entry_versions"
+            f" WHERE version_key IN ({', '.join('?' * len(keys))}) AND removed_revision IS NULL",
+            keys,
+        )
+    }
+
+
+# Helpers ------------------------------------------------------------------------------------------
+
+
+def _scope_memory(conn: Conn, scope_id: str, lock: bool = False) -> tuple[int, int]:
+    row = conn.execute(
+        "SELECT scope_key, memory_revision FROM scopes WHERE scope_id = ?" + (" FOR UPDATE" if lock else ""),
+        (scope_id,),
+    ).fetchone()
+    if row is None:
+        raise ScopeNotFound()
+    return int(row[0]), int(row[1])
+
+
+def _citation_resolves(cited: int, head: int, added: int, removed: int | None, retired: int | None) -> bool:
+    """Whether a citation at revision `cited` names this version: from the revision that added
+    it, up to the head, until it was replaced. A version is cited as active while live, and as
+    retired (a tombstone) from the revision that retired it on; either way the answer for one
+    citation never changes."""
+    if cited > head or cited < added:
+        return False
+    return removed is None or cited < removed or removed == retired
+
+
+def _head_version(conn: Conn, scope_id: str, citation: MemoryCitation) -> tuple[int, int, int, int, str]:
+    """(scope_key, head revision, version_key, version_number, kind) of a citation naming a head version."""
+    scope_key, revision = _scope_memory(conn, scope_id, lock=True)
+    row = conn.execute(
+        "SELECT v.version_key, v.version_number, v.added_revision, v.removed_revision, e.kind, e.retired_revision"
+        " FROM memory_entry_versions v JOIN memory_entries e ON e.scope_key = v.scope_key AND e.entry_id = v.entry_id"
+        " WHERE v.scope_key = ? AND v.entry_id = ? AND v.entry_version_id = ?",
+        (scope_key, citation.entry_id, citation.entry_version_id),
+    ).fetchone()
+    if row is None:
+        raise EntryNotFound()
+    version_key, version_number, added, removed, kind, retired = row
+    if not _citation_resolves(citation.revision, revision, added, removed, retired):
+        raise EntryNotFound()
+    if removed is not None:
+        raise RevisionConflict("The citation does not name the entry's current version.")
+    return scope_key, revision, version_key, version_number, kind
+
+
+def _insert_version(
+    conn: Conn, scope_key: int, entry_id: str, version_number: int, text: str, revision: int
+) -> str:
+    version_id = f"{entry_id}-v{version_number}"
+    cur = conn.execute(
+        "INSERT INTO memory_entry_versions"
+        " (scope_key, entry_id, version_number, entry_version_id, text, added_revision) VALUES (?, ?, ?, ?, ?, ?)",
+        (scope_key, entry_id, version_number, version_id, text, revision),
+    )
+    sql_search.index_document(conn, scope_key, MEMORY_FAMILY, int(cur.lastrowid or 0), text)
+    return version_id
+
+
+def _unindex_version(conn: Conn, scope_key: int, version_key: int) -> None:
+    text = conn.execute(
+        "SELECT text FROM memory_entry_versions WHERE version_key = ?", (version_key,)
+    ).fetchone()[0]
+    sql_search.unindex_document(conn, scope_key, MEMORY_FAMILY, version_key, text)
+
+
+def _commit_revision(
+    conn: Conn,
+    scope_key: int,
+    revision: int,
+    operation: str,
+    entry_id: str,
+    entry_counter: int | None = None,
+) -> None:
+    conn.execute(
+        "INSERT INTO memory_revisions (scope_key, revision, operation, entry_id, created_at) VALUES (?, ?, ?, ?, ?)",
+        (scope_key, revision, operation, entry_id, now()),
+    )
+    conn.execute(
+        "UPDATE scopes SET memory_revision = ?, entry_counter = COALESCE(?, entry_counter) WHERE scope_key = ?",
+        (revision, entry_counter, scope_key),
+    )

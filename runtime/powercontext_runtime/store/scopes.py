@@ -1,0 +1,151 @@
+"""Scope rows, their context references and per-Scope counters (inside open transactions).
+
+Every write of a Scope's data first takes its row lock (`require_key(..., lock=True)` or a
+`FOR UPDATE` read of the row), so writers to one Scope queue behind each other on either backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..errors import InvalidRequest, RevisionConflict, ScopeAlreadyExists, ScopeNotFound
+from ..models import Scope
+from .clock import now
+from .conn import Conn
+
+
+def create_scope(conn: Conn, scope: Scope) -> Scope:
+    if conn.execute("SELECT 1 FROM scopes WHERE scope_id = ? FOR UPDATE", (scope.scope_id,)).fetchone():
+        raise ScopeAlreadyExists()
+    ref_keys = _reference_keys(conn, scope.context_references)
+    stamp = now()
+    cur = conn.execute(
+        "INSERT INTO scopes (scope_id, title, summary, version, created_at, updated_at)"
+        " VALUES (?, ?, ?, 1, ?, ?)",
+        (scope.scope_id, scope.title, scope.summary, stamp, stamp),
+    )
+    _write_references(conn, int(cur.lastrowid or 0), ref_keys)
+    return get_scope(conn, scope.scope_id) or scope
+
+
+def get_scope(conn: Conn, scope_id: str) -> Scope | None:
+    row = conn.execute(
+        "SELECT scope_key, title, summary, version FROM scopes WHERE scope_id = ?", (scope_id,)
+    ).fetchone()
+    if row is None:
+        return None
+    scope_key, title, summary, version = row
+    refs = tuple(
+        r[0]
+        for r in conn.execute(
+            "SELECT s.scope_id FROM scope_references r JOIN scopes s ON s.scope_key = r.referenced_key"
+            " WHERE r.scope_key = ? ORDER BY r.position",
+            (scope_key,),
+        )
+    )
+    return Scope(scope_id, title, summary, refs, version)
+
+
+def list_scopes(conn: Conn, after_scope_id: str | None, limit: int) -> list[Scope]:
+    ids = [
+        row[0]
+        for row in conn.execute(
+            "SELECT scope_id FROM scopes WHERE scope_id > ? ORDER BY scope_id LIMIT ?",
+            (after_scope_id or "", limit),
+        )
+    ]
+    return [s for s in (get_scope(conn, i) for i in ids) if s is not None]
+
+
+def update_scope(
+    conn: Conn,
+    scope_id: str,
+    expected_version: int,
+    title: str | None,
+    summary: str | None,
+    context_references: Sequence[str] | None,
+) -> Scope:
+    row = conn.execute(
+        "SELECT scope_key, version FROM scopes WHERE scope_id = ? FOR UPDATE", (scope_id,)
+    ).fetchone()
+    if row is None:
+        raise ScopeNotFound()
+    scope_key, version = row
+    if version != expected_version:
+        raise RevisionConflict("The expected version of the Scope is stale.")
+    if context_references is not None:
+        ref_keys = _reference_keys(conn, context_references)
+        conn.execute("DELETE FROM scope_references WHERE scope_key = ?", (scope_key,))
+        _write_references(conn, scope_key, ref_keys)
+    conn.execute(
+        "UPDATE scopes SET title = COALESCE(?, title), summary = COALESCE(?, summary),"
+        " version = version + 1, updated_at = ? WHERE scope_key = ?",
+        (title, summary, now(), scope_key),
+    )
+    updated = get_scope(conn, scope_id)
+    assert updated is not None
+    return updated
+
+
+# Keys and counters, for the other families --------------------------------------------------------
+
+
+def find_key(conn: Conn, scope_id: str, lock: bool = False) -> int | None:
+    """The Scope's key, or None; `lock` takes its row lock, which every write of the Scope queues behind."""
+    lock_clause = " FOR UPDATE" if lock else ""
+    row = conn.execute(
+        "SELECT scope_key FROM scopes WHERE scope_id = ?" + lock_clause, (scope_id,)
+    ).fetchone()
+    return None if row is None else int(row[0])
+
+
+def require_key(conn: Conn, scope_id: str, lock: bool = False) -> int:
+    """`find_key`, for a Scope that must exist."""
+    found = find_key(conn, scope_id, lock)
+    if found is None:
+        raise ScopeNotFound()
+    return found
+
+
+def keys_by_id(conn: Conn, scope_ids: Sequence[str], column: str = "0") -> dict[str, tuple[int, int]]:
+    """`scope_key` and one more column of each existing Scope, by id."""
+    if not scope_ids:
+        return {}
+    return {
+        row[0]: (int(row[1]), int(row[2]))
+        for row in conn.execute(
+            f"SELECT scope_id, scope_key, {column} FROM scopes WHERE scope_id IN ({', '.join('?' * len(scope_ids))})",
+            list(scope_ids),
+        )
+    }
+
+
+def next_counter(conn: Conn, key: int, name: str) -> int:
+    conn.execute(
+        "INSERT INTO scope_counters (scope_key, name, value) VALUES (?, ?, 1)"
+        " ON CONFLICT (scope_key, name) DO UPDATE SET value = value + 1",
+        (key, name),
+    )
+    row = conn.execute(
+        "SELECT value FROM scope_counters WHERE scope_key = ? AND name = ?", (key, name)
+    ).fetchone()
+    return int(row[0])
+
+
+def _reference_keys(conn: Conn, references: Sequence[str]) -> list[int]:
+    keys = []
+    for i, ref in enumerate(references):
+        found = find_key(conn, ref)
+        if found is None:
+            raise InvalidRequest.single(
+                "reference_not_found", ("context_references", i), "The referenced Scope was not found."
+            )
+        keys.append(found)
+    return keys
+
+
+def _write_references(conn: Conn, scope_key: int, ref_keys: Sequence[int]) -> None:
+    conn.executemany(
+        "INSERT INTO scope_references (scope_key, position, referenced_key) VALUES (?, ?, ?)",
+        [(scope_key, position, key) for position, key in enumerate(ref_keys)],
+    )

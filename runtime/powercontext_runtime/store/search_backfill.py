@@ -1,0 +1,30 @@
+"""The migrations' data step that indexes every current head document the search index lacks.
+
+Its own module because it decodes artifact payloads (`artifacts`) while `artifacts` keeps the
+index through `sql_search`: inside `sql_search` it made the two import each other.
+"""
+
+from __future__ import annotations
+
+from ..models import ArtifactRef
+from .artifacts import decode_artifact, search_text
+from .conn import Conn
+from .sql_search import index_document
+
+
+def backfill(conn: Conn) -> None:
+    """Index every current head document the index lacks (an upgrade from before the index)."""
+    for version_key, scope_key, text in conn.execute(
+        "SELECT v.version_key, v.scope_key, v.text FROM memory_entry_versions v"
+        " LEFT JOIN search_docs d ON d.family = 'memory' AND d.doc_key = v.version_key"
+        " WHERE v.removed_revision IS NULL AND d.doc_key IS NULL"
+    ).fetchall():
+        index_document(conn, scope_key, "memory", version_key, text)
+    for revision_key, scope_key, family, artifact_id, revision, payload in conn.execute(
+        "SELECT r.revision_key, r.scope_key, r.family, r.artifact_id, r.revision, r.payload FROM artifact_heads h"
+        " JOIN artifact_revisions r ON r.revision_key = h.revision_key"
+        " LEFT JOIN search_docs d ON d.family = h.family AND d.doc_key = h.revision_key"
+        " WHERE h.family IN ('experience', 'topic-memory') AND d.doc_key IS NULL"
+    ).fetchall():
+        artifact = decode_artifact(family, ArtifactRef(family, artifact_id, revision), payload)
+        index_document(conn, scope_key, family, revision_key, search_text(artifact))
