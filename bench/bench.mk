@@ -2,7 +2,7 @@
 # BENCH_DATABASES picks backends; OceanBase runs once BENCH_OCEANBASE_URL is set (URL with {n}).
 BENCH_DATABASES ?= sqlite,oceanbase
 
-.PHONY: bench bench-quick bench-smoke bench-profile bench-readme bench-tools
+.PHONY: bench bench-quick bench-smoke bench-profile bench-readme bench-tools bench-hostile
 
 bench-tools:  ## Install wrk (the load generator) with apt, unless it is already there.
 	@command -v wrk >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
@@ -17,6 +17,9 @@ bench-quick: $(STAMP) bench-tools  ## Benchmarks at 1k/10k only, into bench/resu
 
 bench-smoke: $(STAMP) bench-tools  ## A tiny corpus and short runs: checks the harness in ~20 s.
 	$(BIN)/python -m bench.run --smoke --databases sqlite --out bench/results/smoke.json
+
+bench-hostile: $(STAMP)  ## How fast hostile requests are refused while /health/live is polled.
+	$(BIN)/python -m bench.hostile
 
 bench-profile: $(STAMP)  ## pyinstrument profiles of prepare (in process and server) into bench/profiles/.
 	$(BIN)/python -m bench.profile

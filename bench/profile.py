@@ -68,7 +68,7 @@ def profile_http_stack(url: str, mode_key: str, seconds: float) -> str:
     mode = next(m for m in MODES if m.key == mode_key)
     settings = Settings(database_url=url, assembly_max_entries=ASSEMBLY_MAX_ENTRIES)
     application = open_application(settings)
-    app = create_app(application, settings)
+    app = create_app(application)
     bodies = [mode.wire(q) for q in queries()]
 
     async def inline(func: Callable[[], Any], *args: Any, **kwargs: Any) -> Any:

@@ -102,7 +102,10 @@ class Client:
         self._conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
 
     def post(self, path: str, body: bytes) -> tuple[int, bytes]:
-        self._conn.request("POST", path, body=body, headers={"content-type": "application/json"})
+        return self.request("POST", path, body, {"content-type": "application/json"})
+
+    def request(self, method: str, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
+        self._conn.request(method, path, body=body, headers=headers)
         response = self._conn.getresponse()
         return response.status, response.read()
 

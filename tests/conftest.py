@@ -20,6 +20,7 @@ import uvicorn
 from powercontext_runtime.application import ScopedContextApplication
 from powercontext_runtime.bootstrap import open_application
 from powercontext_runtime.config import Settings
+from powercontext_server.settings import HttpSettings
 
 from .seekdb import SeekdbServer
 
@@ -56,11 +57,16 @@ def backend(request: pytest.FixtureRequest) -> str:
 class LiveServer:
     """uvicorn serving `create_app` in a background thread on a socket bound before it starts."""
 
-    def __init__(self, settings: Settings, application: ScopedContextApplication | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        application: ScopedContextApplication | None = None,
+        http: HttpSettings | None = None,
+    ) -> None:
         from powercontext_server.app import create_app
 
         self.application = application or open_application(settings)
-        app = create_app(self.application, settings)
+        app = create_app(self.application, http)
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._socket.bind(("127.0.0.1", 0))
@@ -128,7 +134,8 @@ def start_server(
 
     def start(**env: str) -> LiveServer:
         server = LiveServer(
-            settings_for(tmp_path / f"data-{len(servers)}", **database_env(request, backend), **env)
+            settings_for(tmp_path / f"data-{len(servers)}", **database_env(request, backend), **env),
+            http=HttpSettings.from_env(env),
         )
         server.start()
         servers.append(server)

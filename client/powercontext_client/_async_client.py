@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from types import TracebackType
+from typing import Any
 
 import httpx
+from pydantic import BaseModel
 
 from powercontext_api.models import (
     ArtifactRevision,
@@ -24,6 +26,7 @@ from powercontext_api.models import (
     Topic,
     TopicSearchResult,
 )
+from powercontext_api.operations import Operation
 
 from . import _operations as ops
 from ._operations import (
@@ -287,6 +290,21 @@ class AsyncPowerContextClient:
         Check the answer with `validate_prepared_context`, then inject `content` unchanged.
         """
         return await self._send(ops.prepare_context(scope_id, query, max_bytes, assembly))
+
+    # Any operation ------------------------------------------------------------------------------
+    async def call(
+        self,
+        operation: Operation[ModelT],
+        body: BaseModel | Mapping[str, Any] | None = None,
+        *,
+        path: Mapping[str, str | int] | None = None,
+        query: Mapping[str, str | int] | None = None,
+    ) -> ModelT:
+        """Any operation of the contract by its entry in `powercontext_api.operations`, e.g.
+        `pc.call(operations.GET_PROFILE, {"scope_id": "project:demo"})`: the body (a generated model
+        or a mapping) and the path and query parameters are validated by the operation's generated
+        models, and the answer is its generated response model. The named methods are shortcuts."""
+        return await self._send(ops.any_operation(operation, body, path, query))
 
     # Transport ----------------------------------------------------------------------------------
     async def _send(self, call: ops.Call[ModelT]) -> ModelT:

@@ -68,7 +68,7 @@ from ._errors import (
     UnexpectedResponseError,
     error_class_for,
 )
-from ._serialize import UNSET, _Unset, build, dump, dump_free, encode, parse
+from ._serialize import UNSET, _Unset, adapter, build, dump, dump_free, encode, parse
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -153,6 +153,24 @@ def read_response(call: Call[ModelT], response: httpx.Response) -> ModelT:
             status=response.status_code,
             request_id=request_id,
         ) from exc
+
+
+# Any operation -------------------------------------------------------------------------------------
+def any_operation(
+    operation: Operation[ModelT],
+    body: BaseModel | Mapping[str, Any] | None,
+    path: Mapping[str, str | int] | None,
+    query: Mapping[str, str | int] | None,
+) -> Call[ModelT]:
+    """A call of any operation of the generated table, checked by its generated models first."""
+    path_params: dict[str, str | int] = dict(path or {})
+    if operation.parameters_model is not None:
+        operation.parameters_model.model_validate({**(query or {}), **path_params})
+    payload: dict[str, Any] | None = None
+    if operation.body_model is not None:
+        given = dump(body) if isinstance(body, BaseModel) else dict(body or {})
+        payload = dump(adapter(operation.body_model).validate_python(given))
+    return Call(operation, body=payload, params=dict(query) if query else None, path_params=path_params)
 
 
 # Service ------------------------------------------------------------------------------------------

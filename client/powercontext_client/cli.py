@@ -2,8 +2,9 @@
 
 Each client subcommand is the `PowerContextClient` method of the same name with `-` for `_`
 (`create-scope` is `create_scope`), and `prepare` is `prepare_context`. `serve`, `token` and
-`copy-store` belong to the server package and are imported only when asked for, so a client-only install runs every
-other command. `docs/cli.md` documents every command and option; `powercontext COMMAND --help`
+`copy-store` belong to the server package, which registers them in the `powercontext.commands`
+entry-point group; the client loads one only when asked for it and never imports the server, so a
+client-only install runs every other command. `docs/cli.md` documents every command and option; `powercontext COMMAND --help`
 prints the same.
 """
 
@@ -14,6 +15,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from importlib.metadata import EntryPoint, entry_points
 from typing import IO, Any
 
 import httpx
@@ -31,6 +33,9 @@ from ._validate import validate_prepared_context
 DEFAULT_URL = "http://127.0.0.1:8000"
 URL_ENV = "POWERCONTEXT_URL"
 TOKEN_ENV = "POWERCONTEXT_TOKEN"
+# Commands another installed package provides (the server: serve, token, copy-store), found by
+# entry point so that the client never imports it; each is `main(argv) -> exit status`.
+COMMAND_GROUP = "powercontext.commands"
 SERVER_COMMANDS = ("serve", "token", "copy-store")
 CONTRACT_MAX_BYTES = 32768  # the largest `max_bytes` the contract allows, the cap when none is given
 
@@ -53,9 +58,10 @@ class UsageError(Exception):
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns the exit status (0 ok, 1 API or connection error, 2 usage error)."""
     args_list = list(sys.argv[1:] if argv is None else argv)
-    server_command = _server_command(args_list)
+    plugins = {ep.name: ep for ep in entry_points(group=COMMAND_GROUP)}
+    server_command = _server_command(args_list, {*SERVER_COMMANDS, *plugins})
     if server_command is not None:
-        return _run_server_command(args_list[server_command:])
+        return _run_server_command(args_list[server_command:], plugins)
     parser = build_parser(os.environ)
     try:
         args = parser.parse_args(args_list)
@@ -89,8 +95,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     return EXIT_OK
 
 
-def _server_command(args: list[str]) -> int | None:
-    """Index of a server command (`SERVER_COMMANDS`) when it is the command word (after any global options)."""
+def _server_command(args: list[str], names: set[str]) -> int | None:
+    """Index of a server command (one of `names`) when it is the command word (after any global options)."""
     i = 0
     while i < len(args):
         arg = args[i]
@@ -99,13 +105,16 @@ def _server_command(args: list[str]) -> int | None:
         elif arg.startswith("-"):
             i += 1
         else:
-            return i if arg in SERVER_COMMANDS else None
+            return i if arg in names else None
     return None
 
 
-def _run_server_command(args: list[str]) -> int:
+def _run_server_command(args: list[str], plugins: Mapping[str, EntryPoint]) -> int:
+    entry = plugins.get(args[0])
     try:
-        from powercontext_server.cli import main as server_main
+        if entry is None:
+            raise ModuleNotFoundError(name="powercontext_server")
+        server_main: Callable[[list[str]], int] = entry.load()
     except ModuleNotFoundError as exc:
         _fail(
             f"`powercontext {args[0]}` needs the PowerContext server, which is not installed here "

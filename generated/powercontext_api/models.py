@@ -432,6 +432,33 @@ class ExperienceRef(BaseModel):
     revision: Annotated[StrictInt, Field(ge=1, le=9007199254740991)]
 
 
+class ProfileGetRequest(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    scope_id: Annotated[
+        StrictStr,
+        Field(
+            description='A caller-chosen Scope id such as `project:demo`: not blank, without control characters, `/` or `%`, so it always stands in a URL path and reads back as written.',
+            max_length=256,
+            min_length=1,
+            pattern='^[^/%\\u0000-\\u001f\\u007f-\\u009f]*[^/%\\u0000-\\u001f\\u007f-\\u009f\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^/%\\u0000-\\u001f\\u007f-\\u009f]*$',
+        ),
+    ]
+
+
+class Profile(BaseModel):
+    """
+    One approved Profile snapshot; 404 `entry_not_found` while none is approved yet.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    artifact: ArtifactRef
+    content: Annotated[StrictStr, Field(description='Markdown, ending with exactly one line feed.')]
+
+
 class ProposeProfileRequest(BaseModel):
     model_config = ConfigDict(
         extra='forbid',

@@ -407,6 +407,25 @@ PROPOSE_PROFILE: Operation[models.Candidate] = Operation(
     },
 )
 
+GET_PROFILE: Operation[models.Profile] = Operation(
+    operation_id='get_profile',
+    method='POST',
+    path='/v1/profile/get',
+    access='scope.read',
+    status=200,
+    response_model=models.Profile,
+    body_model=models.ProfileGetRequest,
+    body_required=True,
+    responses={
+        200: models.Profile,
+        401: models.ErrorResponse,
+        403: models.ErrorResponse,
+        404: models.ErrorResponse,
+        422: models.ErrorResponse,
+        503: models.ErrorResponse,
+    },
+)
+
 APPROVE_CANDIDATE: Operation[models.Candidate] = Operation(
     operation_id='approve_candidate',
     method='POST',
@@ -563,6 +582,7 @@ OPERATIONS: tuple[Operation[BaseModel], ...] = (
     SEARCH_EXPERIENCE,
     GET_EXPERIENCE,
     PROPOSE_PROFILE,
+    GET_PROFILE,
     APPROVE_CANDIDATE,
     REJECT_CANDIDATE,
     LIST_CANDIDATES,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import tomllib
 from pathlib import Path
 from typing import Annotated, Literal
@@ -71,20 +70,7 @@ def load_access_policy(settings: Settings) -> AccessPolicy:
             "Access is enforced but no credential is configured: set POWERCONTEXT_SERVER_AUTH_FILE "
             "or POWERCONTEXT_SERVER_AUTH_TOKEN."
         )
-    if mode == "disabled" and not is_loopback(settings.host):
-        raise ConfigurationError(
-            f"Access is disabled, so the server only binds to a loopback address, not {settings.host}."
-        )
     return AccessPolicy(enforced=mode == "enforced", credentials=tuple(credentials))
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 __all__ = ["ACTIONS", "Action", "load_access_policy", "read_auth_file"]

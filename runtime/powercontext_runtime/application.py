@@ -28,6 +28,7 @@ from powercontext_api.models import (
     ListScopesParameters,
     MemorySearchRequest,
     PrepareContextRequest,
+    ProfileGetRequest,
     ProposeExperienceRequest,
     ProposeProfileRequest,
     PutTopicRequest,
@@ -253,6 +254,14 @@ class ScopedContextApplication:
         content = request.content.rstrip("\n") + "\n"
         candidate = self._store.propose(request.scope_id, PROFILE_FAMILY, PROFILE_ARTIFACT_ID, content)
         return responses.candidate(candidate)
+
+    @operation
+    def get_profile(self, request: ProfileGetRequest, *, principal: Principal = FULL_ACCESS) -> wire.Profile:
+        self._scope(request.scope_id)
+        [found] = self._store.latest_profiles([request.scope_id])
+        if found is None:
+            raise EntryNotFound()
+        return wire.Profile(artifact=responses.artifact_ref(found.ref), content=found.content)
 
     @operation
     def approve_candidate(

@@ -1,4 +1,7 @@
-"""Server and Runtime configuration, read once from the environment into a frozen value."""
+"""Runtime configuration (store, policies, access), read once from the environment into a frozen value.
+
+The HTTP settings (address, workers, body cap, log level) are the server's: `powercontext_server.settings`.
+"""
 
 from __future__ import annotations
 
@@ -20,12 +23,7 @@ class ConfigurationError(PowerContextError):
 @dataclass(frozen=True, slots=True)
 class Settings:
     database_url: str
-    host: str = "127.0.0.1"
-    port: int = 8000
-    max_body_bytes: int = 1_048_576
     assembly_max_entries: int = 8
-    log_level: str = "info"
-    workers: int = 1
     access_mode: Literal["enforced", "disabled"] | None = None  # None: enforced iff credentials exist
     auth_file: Path | None = None
     auth_token: str | None = field(default=None, repr=False)  # never printed
@@ -37,14 +35,9 @@ class Settings:
         default_url = f"sqlite:///{data_dir / 'powercontext.sqlite3'}"
         return cls(
             database_url=env.get("POWERCONTEXT_SERVER_DATABASE_URL") or default_url,
-            host=env.get("POWERCONTEXT_SERVER_HOST", "127.0.0.1"),
-            port=_positive_int(env, "POWERCONTEXT_SERVER_PORT", 8000),
-            max_body_bytes=_positive_int(env, "POWERCONTEXT_SERVER_MAX_BODY_BYTES", 1_048_576),
-            assembly_max_entries=_positive_int(
+            assembly_max_entries=positive_int(
                 env, "POWERCONTEXT_SERVER_RUNTIME_CONTEXT_ASSEMBLY_MAX_ENTRIES", 8
             ),
-            log_level=env.get("POWERCONTEXT_SERVER_LOG_LEVEL", "info").lower(),
-            workers=_positive_int(env, "POWERCONTEXT_SERVER_WORKERS", 1),
             access_mode=_access_mode(env.get("POWERCONTEXT_SERVER_ACCESS_MODE")),
             auth_file=Path(env["POWERCONTEXT_SERVER_AUTH_FILE"])
             if env.get("POWERCONTEXT_SERVER_AUTH_FILE")
@@ -53,7 +46,7 @@ class Settings:
         )
 
 
-def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
+def positive_int(env: Mapping[str, str], name: str, default: int) -> int:
     raw = env.get(name)
     if raw is None or raw == "":
         return default

@@ -25,11 +25,11 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from powercontext_api.operations import OPERATIONS
 from powercontext_runtime.access_config import load_access_policy
 from powercontext_runtime.application import ScopedContextApplication
-from powercontext_runtime.config import Settings
 
 from .endpoints import endpoint
 from .errors import REQUEST_ID_SCOPE_KEY, response_for
 from .middleware import EdgeMiddleware
+from .settings import HttpSettings
 
 SPEC_FILENAME = "powercontext.yaml"
 DOCS_PATHS = ("/openapi.json", "/openapi.yaml", "/docs")
@@ -65,10 +65,15 @@ def allowed_methods(path: str, routes: list[Route]) -> list[str]:
 
 
 def create_app(
-    application: ScopedContextApplication, settings: Settings, *, spec_path: Path | None = None
+    application: ScopedContextApplication,
+    http: HttpSettings | None = None,
+    *,
+    spec_path: Path | None = None,
 ) -> ASGIApp:
     """Build the ASGI app. The caller owns `application` and closes it after the server stops."""
-    policy = load_access_policy(settings)
+    http = http or HttpSettings()
+    policy = load_access_policy(application.settings)
+    http.check_binding(policy)
     raw = Specification.load(spec_path or default_spec_path()).raw
     served = raw if policy.enforced else without_security(raw)
 
@@ -87,7 +92,7 @@ def create_app(
         Specification.from_dict(served),
         swagger_ui_options=SwaggerUIOptions(spec_path="/openapi.json", swagger_ui_path="/docs"),
     )
-    return EdgeMiddleware(_DocsBeside(operations_app, docs), max_body_bytes=settings.max_body_bytes)
+    return EdgeMiddleware(_DocsBeside(operations_app, docs), max_body_bytes=http.max_body_bytes)
 
 
 class _DocsBeside:

@@ -27,6 +27,7 @@ from powercontext_runtime.config import ConfigurationError, Settings
 from powercontext_runtime.store.copy import CopyFailed, CopyRefused, copy_store
 
 from .allocator import keep_freed_memory
+from .settings import HttpSettings
 
 logger = logging.getLogger("powercontext.server")
 
@@ -96,20 +97,20 @@ def new_token() -> tuple[str, str]:
     return token, token_digest(token)
 
 
-def settings_from(args: argparse.Namespace, env: dict[str, str]) -> Settings:
+def settings_from(args: argparse.Namespace, env: dict[str, str]) -> tuple[Settings, HttpSettings]:
+    """The Runtime's settings and the server's, from the environment, with the flags on top."""
     if args.data_dir is not None:
         env = {k: v for k, v in env.items() if k != "POWERCONTEXT_SERVER_DATABASE_URL"}
         env["POWERCONTEXT_SERVER_DATA_DIR"] = args.data_dir
-    settings = Settings.from_env(env)
     if args.port is not None and not 0 < args.port < 65536:
         raise ConfigurationError("--port must be between 1 and 65535.")
-    if settings.log_level not in LOG_LEVELS:
-        raise ConfigurationError(f"POWERCONTEXT_SERVER_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}.")
-    return dataclasses.replace(
-        settings,
-        host=settings.host if args.host is None else args.host,
-        port=settings.port if args.port is None else args.port,
+    http = HttpSettings.from_env(env)
+    http = dataclasses.replace(
+        http,
+        host=http.host if args.host is None else args.host,
+        port=http.port if args.port is None else args.port,
     )
+    return Settings.from_env(env), http
 
 
 def _configure_logging(level: str) -> None:
@@ -119,34 +120,35 @@ def _configure_logging(level: str) -> None:
     )
 
 
-def serve(settings: Settings) -> None:
+def serve(settings: Settings, http: HttpSettings) -> None:
     # connexion imports starlette's TestClient at import time, which warns about httpx; not ours to fix.
     warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
     from .app import create_app
 
-    load_access_policy(settings)  # refuse a bad access configuration before opening the store
+    # Refuse a bad access configuration before opening the store.
+    http.check_binding(load_access_policy(settings))
     keep_freed_memory()  # see allocator.py; workers do the same for themselves
     application = open_application(settings)  # also creates or upgrades the schema, once
     # Our own access line (with the request id) replaces uvicorn's; it never logs bodies or headers.
     options: dict[str, Any] = {
-        "host": settings.host,
-        "port": settings.port,
-        "log_level": settings.log_level,
+        "host": http.host,
+        "port": http.port,
+        "log_level": http.log_level,
         "access_log": False,
         "log_config": None,
         "server_header": False,
     }
-    if settings.workers > 1:
+    if http.workers > 1:
         application.close()
         # Each worker process builds its own application from the environment; pin the database
         # the flags chose, so every worker opens the one this process just prepared.
         os.environ["POWERCONTEXT_SERVER_DATABASE_URL"] = settings.database_url
         uvicorn.run(
-            "powercontext_server.worker:create_worker_app", factory=True, workers=settings.workers, **options
+            "powercontext_server.worker:create_worker_app", factory=True, workers=http.workers, **options
         )
         return
     try:
-        uvicorn.run(create_app(application, settings), **options)
+        uvicorn.run(create_app(application, http), **options)
     finally:
         application.close()
 
@@ -164,14 +166,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"powercontext: {exc}", file=sys.stderr)
             return 2
     try:
-        settings = settings_from(args, dict(os.environ))
+        settings, http = settings_from(args, dict(os.environ))
     except ConfigurationError as exc:
         print(f"powercontext: {exc}", file=sys.stderr)
         return 2
-    _configure_logging(settings.log_level)
+    _configure_logging(http.log_level)
     if args.command == "serve":
         try:
-            serve(settings)
+            serve(settings, http)
         except ConfigurationError as exc:
             print(f"powercontext: {exc}", file=sys.stderr)
             return 2

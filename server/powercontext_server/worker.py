@@ -17,6 +17,7 @@ from powercontext_runtime.bootstrap import open_application
 from powercontext_runtime.config import Settings
 
 from .allocator import keep_freed_memory
+from .settings import HttpSettings
 
 
 def create_worker_app() -> ASGIApp:
@@ -24,7 +25,6 @@ def create_worker_app() -> ASGIApp:
     from .app import create_app
 
     keep_freed_memory()
-    settings = Settings.from_env()
-    application = open_application(settings)
+    application = open_application(Settings.from_env())
     atexit.register(application.close)
-    return create_app(application, settings)
+    return create_app(application, HttpSettings.from_env())

@@ -168,6 +168,7 @@ OPERATIONS: list[tuple[str, str, Request]] = [
         lambda w, s: ("POST", "/v1/topic-memory/search", {"scope_id": s, "query": "shared"}),
     ),
     ("list_candidates", "scope.read", lambda w, s: ("POST", "/v1/candidates/list", {"scope_id": s})),
+    ("get_profile", "scope.read", lambda w, s: ("POST", "/v1/profile/get", {"scope_id": s})),
     (
         "exact_read",
         "scope.read",
@@ -380,10 +381,16 @@ def test_tokens_never_reach_the_logs(world: World, caplog: pytest.LogCaptureFixt
 def test_the_server_refuses_disabled_access_on_a_public_address() -> None:
     from powercontext_runtime.access_config import load_access_policy
     from powercontext_runtime.config import ConfigurationError, Settings
+    from powercontext_server.settings import HttpSettings
 
+    public, loopback = HttpSettings(host="0.0.0.0"), HttpSettings(host="127.0.0.1")
     with pytest.raises(ConfigurationError):
-        load_access_policy(Settings(database_url="sqlite:///x", host="0.0.0.0", access_mode="disabled"))
+        public.check_binding(load_access_policy(Settings(database_url="sqlite:///x", access_mode="disabled")))
     with pytest.raises(ConfigurationError):
         load_access_policy(Settings(database_url="sqlite:///x", access_mode="enforced"))
-    assert not load_access_policy(Settings(database_url="sqlite:///x", host="127.0.0.1")).enforced
-    assert load_access_policy(Settings(database_url="sqlite:///x", host="0.0.0.0", auth_token="t")).enforced
+    disabled = load_access_policy(Settings(database_url="sqlite:///x"))
+    assert not disabled.enforced
+    loopback.check_binding(disabled)
+    enforced = load_access_policy(Settings(database_url="sqlite:///x", auth_token="t"))
+    assert enforced.enforced
+    public.check_binding(enforced)

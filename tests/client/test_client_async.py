@@ -15,6 +15,7 @@ import httpx
 import pytest
 from pydantic import ValidationError
 
+from powercontext_api import operations
 from powercontext_api.models import Assembly, PreparedContext
 from powercontext_client import (
     UNSET,
@@ -143,6 +144,8 @@ CALLS: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
     ("search_topics", ("project:demo", "q"), {"limit": 1}),
     ("get_topic", ("project:demo", TOPIC_REF), {}),
     ("prepare_context", ("project:demo", "q"), {"max_bytes": 4000, "assembly": {"sections": []}}),
+    ("call", (operations.GET_PROFILE, {"scope_id": "project:demo"}), {}),
+    ("call", (operations.GET_ARTIFACT_REVISION,), {"path": {**EXPERIENCE_REF, "scope_id": "project:a b"}}),
 ]
 
 

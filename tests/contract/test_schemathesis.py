@@ -122,7 +122,7 @@ def asgi_app(
     application.put_topic(
         models.PutTopicRequest(scope_id=SEEDED_SCOPE, title="alpha", summary="beta", detail="gamma")
     )
-    yield create_app(application, server_settings), Seeded(citations)
+    yield create_app(application), Seeded(citations)
     application.close()
 
 

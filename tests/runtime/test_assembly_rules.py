@@ -51,7 +51,9 @@ def test_total_limit_follows_the_configured_policy(tmp_path: Path) -> None:
     try:
         app.create_scope(ScopeCreateRequest(scope_id="project:r"))
         ok = {"sections": [{"family": "memory", "limit": 2}, {"family": "experience", "limit": 1}]}
-        request = PrepareContextRequest.model_validate({"scope_id": "project:r", "query": "q", "assembly": ok})
+        request = PrepareContextRequest.model_validate(
+            {"scope_id": "project:r", "query": "q", "assembly": ok}
+        )
         assert app.prepare_context(request).status == "empty"
         with pytest.raises(InvalidRequest) as caught:
             app.prepare_context(

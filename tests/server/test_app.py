@@ -74,9 +74,9 @@ def test_serve_flags_override_the_environment() -> None:
         "POWERCONTEXT_SERVER_PORT": "9000",
         "POWERCONTEXT_SERVER_DATABASE_URL": "sqlite:///elsewhere.sqlite3",
     }
-    assert settings_from(_args(), env).port == 9000
-    settings = settings_from(_args(host="127.0.0.2", port=8123, data_dir="/srv/pc"), env)
-    assert (settings.host, settings.port) == ("127.0.0.2", 8123)
+    assert settings_from(_args(), env)[1].port == 9000
+    settings, http = settings_from(_args(host="127.0.0.2", port=8123, data_dir="/srv/pc"), env)
+    assert (http.host, http.port) == ("127.0.0.2", 8123)
     assert settings.database_url == "sqlite:////srv/pc/powercontext.sqlite3"
 
 

@@ -1,0 +1,57 @@
+"""HTTP settings of the server: where it listens, how many workers, body cap, log level.
+
+Read once from `POWERCONTEXT_SERVER_*` environment variables (flags of `powercontext serve`
+override the address). The Runtime's own settings (store, policies, access) are
+`powercontext_runtime.config.Settings`.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from uvicorn.config import LOG_LEVELS
+
+from powercontext_runtime.access import AccessPolicy
+from powercontext_runtime.config import ConfigurationError, positive_int
+
+
+@dataclass(frozen=True, slots=True)
+class HttpSettings:
+    host: str = "127.0.0.1"
+    port: int = 8000
+    max_body_bytes: int = 1_048_576
+    log_level: str = "info"
+    workers: int = 1
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> HttpSettings:
+        env = os.environ if env is None else env
+        settings = cls(
+            host=env.get("POWERCONTEXT_SERVER_HOST", "127.0.0.1"),
+            port=positive_int(env, "POWERCONTEXT_SERVER_PORT", 8000),
+            max_body_bytes=positive_int(env, "POWERCONTEXT_SERVER_MAX_BODY_BYTES", 1_048_576),
+            log_level=env.get("POWERCONTEXT_SERVER_LOG_LEVEL", "info").lower(),
+            workers=positive_int(env, "POWERCONTEXT_SERVER_WORKERS", 1),
+        )
+        if settings.log_level not in LOG_LEVELS:
+            raise ConfigurationError(f"POWERCONTEXT_SERVER_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}.")
+        return settings
+
+    def check_binding(self, policy: AccessPolicy) -> None:
+        """Without access control the server answers anyone who can reach it: loopback only."""
+        if not policy.enforced and not is_loopback(self.host):
+            raise ConfigurationError(
+                f"Access is disabled, so the server only binds to a loopback address, not {self.host}."
+            )
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
