@@ -26,7 +26,7 @@ from powercontext_api.models import (
     RememberRequest,
     ScopeCreateRequest,
 )
-from powercontext_runtime.application import ScopedContextApplication
+from powercontext_runtime import ScopedContextApplication
 from powercontext_runtime.store import Store
 
 # Bump when the generated text or the corpus shape changes: it names the cached corpora.
@@ -325,7 +325,7 @@ def marker_scope(fingerprint: str) -> str:
 
 
 def is_seeded(app: ScopedContextApplication, fingerprint: str) -> bool:
-    from powercontext_runtime.errors import ScopeNotFound
+    from powercontext_runtime import ScopeNotFound
 
     try:
         app.get_scope(marker_scope(fingerprint))

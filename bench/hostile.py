@@ -9,6 +9,7 @@ polling while the case runs. The baseline is an ordinary invalid request (a miss
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import tempfile
@@ -55,7 +56,9 @@ def cases() -> list[tuple[str, str, bytes, dict[str, str]]]:
     ]
 
 
-def measure(port: int, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, list[float], float]:
+def measure(
+    port: int, path: str, body: bytes, headers: dict[str, str], rounds: int
+) -> tuple[int, list[float], float]:
     """(status, latencies in ms, max /health/live latency in ms while the case ran)."""
     stop = threading.Event()
     health: list[float] = []
@@ -74,7 +77,7 @@ def measure(port: int, path: str, body: bytes, headers: dict[str, str]) -> tuple
     latencies: list[float] = []
     status = 0
     try:
-        for _ in range(ROUNDS):
+        for _ in range(rounds):
             started = time.perf_counter()
             status, _ = client.request("POST", path, body, {"content-type": "application/json", **headers})
             latencies.append((time.perf_counter() - started) * 1000)
@@ -85,13 +88,16 @@ def measure(port: int, path: str, body: bytes, headers: dict[str, str]) -> tuple
     return status, latencies, max(health, default=0.0)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=ROUNDS, help=f"requests per case (default {ROUNDS})")
+    rounds = parser.parse_args(argv).rounds
     with tempfile.TemporaryDirectory() as scratch:
         server = ServerProcess(f"sqlite:///{Path(scratch) / 'hostile.sqlite3'}", Path(scratch) / "server.log")
         try:
             print(f"{'case':42} {'status':>6} {'p50 ms':>8} {'max ms':>8} {'health max ms':>14}")
             for name, path, body, headers in cases():
-                status, latencies, health = measure(server.port, path, body, headers)
+                status, latencies, health = measure(server.port, path, body, headers, rounds)
                 print(
                     f"{name:42} {status:>6} {statistics.median(latencies):>8.2f} "
                     f"{max(latencies):>8.2f} {health:>14.2f}"

@@ -9,13 +9,17 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from powercontext_api.models import PrepareContextRequest, RememberRequest, ScopeCreateRequest
-from powercontext_runtime.application import ScopedContextApplication
-from powercontext_runtime.candidates import Candidate, Origin
-from powercontext_runtime.legacy_prepare import prepare_legacy
-from powercontext_runtime.prepared_context_builder import AssemblyOptions, Section, build_text_context
+from powercontext_runtime import ScopedContextApplication
+from powercontext_runtime.prepare import (
+    AssemblyOptions,
+    Section,
+    build_text_context,
+    document,
+    prepare_legacy,
+    quote_body,
+)
+from powercontext_runtime.recall import Candidate, Origin, parse_query
 from powercontext_runtime.store import Store
-from powercontext_runtime.text_render import document, quote_body
-from powercontext_runtime.text_search import parse_query
 
 from .datagen import memory_text
 from .scenarios import Mode

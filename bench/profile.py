@@ -61,8 +61,7 @@ def profile_http_stack(url: str, mode_key: str, seconds: float) -> str:
     """
     import anyio.to_thread
 
-    from powercontext_runtime.bootstrap import open_application
-    from powercontext_runtime.config import Settings
+    from powercontext_runtime import Settings, open_application
     from powercontext_server.app import create_app
 
     mode = next(m for m in MODES if m.key == mode_key)

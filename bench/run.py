@@ -28,10 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from powercontext_runtime import search_index, text_search
-from powercontext_runtime.application import ScopedContextApplication
-from powercontext_runtime.bootstrap import backend_for, open_store
-from powercontext_runtime.config import Settings
+from powercontext_runtime import ScopedContextApplication, Settings, backend_for, open_store
+from powercontext_runtime.recall import bm25, tokens
 from powercontext_runtime.store import Store
 from powercontext_runtime.store.copy import copy_store
 from powercontext_server.allocator import keep_freed_memory
@@ -49,7 +47,7 @@ DEFAULT_OUT = BENCH / "results" / "latest.json"
 CACHE = BENCH / ".cache"
 # What decides the rows a seeded database holds besides the generator: tokenising and the index's
 # terms. Schema changes need no reseed, since opening a cached corpus applies any new migrations.
-INDEX_SOURCES = (inspect.getsource(text_search), inspect.getsource(search_index.document_terms))
+INDEX_SOURCES = (inspect.getsource(tokens), inspect.getsource(bm25.document_terms))
 HEALTH = "health"
 
 

@@ -32,10 +32,10 @@ def create_database(url: str) -> None:
 
 
 class Seekdb:
-    """The test suite's seekdb launcher (tests/seekdb.py), with the benchmark's database naming."""
+    """The seekdb launcher the tests use too (devtools/seekdb.py), with the benchmark's database naming."""
 
     def __init__(self, base_dir: Path) -> None:
-        from tests.seekdb import SeekdbServer
+        from devtools.seekdb import SeekdbServer
 
         base_dir.mkdir(parents=True, exist_ok=True)
         self._server = SeekdbServer(base_dir)

@@ -17,12 +17,9 @@ import httpx
 import pytest
 import uvicorn
 
-from powercontext_runtime.application import ScopedContextApplication
-from powercontext_runtime.bootstrap import open_application
-from powercontext_runtime.config import Settings
+from devtools.seekdb import SeekdbServer
+from powercontext_runtime import ScopedContextApplication, Settings, open_application
 from powercontext_server.settings import HttpSettings
-
-from .seekdb import SeekdbServer
 
 # The public-path suite runs once per backend: the embedded default and OceanBase (seekdb).
 BACKENDS = ("sqlite", "oceanbase")

@@ -1,0 +1,61 @@
+"""PowerContext Runtime: cited, byte-budgeted, injection-safe prepared context, without HTTP.
+
+The public surface is below: open an application from settings (`open_application`), call its one
+method per operation, and catch the errors it raises. The subpackages group the rest by concern:
+`recall` (tokens, the BM25 index, candidate pools, recall per family), `prepare` (byte budget, the
+Markdown and legacy formats, the builder), `access` (Principals, grants, the access policy) and
+`store` (the SQL store and its backends). Cross-cutting modules stay at this level: `application`,
+`operation`, `responses`, `models`, `errors`, `config`, `bootstrap`, `cursors`.
+"""
+
+# No cycle whatever the order: errors, models and config import nothing above them, access only
+# errors and config; recall imports only models (its store is a type); store imports models,
+# errors and recall; prepare imports models and recall.pools; application and bootstrap use all.
+from .access import (
+    FULL_ACCESS,
+    AccessPolicy,
+    Forbidden,
+    Grant,
+    Principal,
+    Unauthenticated,
+    load_access_policy,
+    token_digest,
+)
+from .application import ScopedContextApplication
+from .bootstrap import backend_for, open_application, open_store
+from .config import ConfigurationError, Settings
+from .errors import (
+    EntryNotFound,
+    ErrorItem,
+    InvalidRequest,
+    PowerContextError,
+    RetrievalUnavailable,
+    RevisionConflict,
+    ScopeAlreadyExists,
+    ScopeNotFound,
+)
+
+__all__ = [
+    "FULL_ACCESS",
+    "AccessPolicy",
+    "ConfigurationError",
+    "EntryNotFound",
+    "ErrorItem",
+    "Forbidden",
+    "Grant",
+    "InvalidRequest",
+    "PowerContextError",
+    "Principal",
+    "RetrievalUnavailable",
+    "RevisionConflict",
+    "ScopeAlreadyExists",
+    "ScopeNotFound",
+    "ScopedContextApplication",
+    "Settings",
+    "Unauthenticated",
+    "backend_for",
+    "load_access_policy",
+    "open_application",
+    "open_store",
+    "token_digest",
+]

@@ -47,7 +47,6 @@ from .access import FULL_ACCESS, Principal
 from .config import Settings
 from .cursors import decode_cursor, encode_cursor
 from .errors import EntryNotFound, InvalidRequest, ScopeNotFound
-from .legacy_prepare import prepare_legacy
 from .models import (
     EXPERIENCE_FAMILY,
     FAMILIES,
@@ -64,9 +63,10 @@ from .models import (
     Topic,
 )
 from .operation import operation
-from .prepared_context_builder import AssemblyOptions, Section, build_text_context
+from .prepare import AssemblyOptions, Section, build_text_context, prepare_legacy
 from .recall import (
     legacy_topic_body,
+    parse_query,
     recall_experience,
     recall_memory,
     recall_text_pools,
@@ -74,7 +74,6 @@ from .recall import (
     topic_hit,
 )
 from .store import Store
-from .text_search import parse_query
 
 # Families whose recall reads the Context References as well as the current Scope.
 REFERENCE_FAMILIES = frozenset({"memory", "experience", "profile"})

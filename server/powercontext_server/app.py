@@ -23,8 +23,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from powercontext_api.operations import OPERATIONS
-from powercontext_runtime.access_config import load_access_policy
-from powercontext_runtime.application import ScopedContextApplication
+from powercontext_runtime import ScopedContextApplication, load_access_policy
 
 from .endpoints import endpoint
 from .errors import REQUEST_ID_SCOPE_KEY, response_for

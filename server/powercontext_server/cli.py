@@ -20,10 +20,14 @@ from typing import Any
 import uvicorn
 from uvicorn.config import LOG_LEVELS
 
-from powercontext_runtime.access import token_digest
-from powercontext_runtime.access_config import load_access_policy
-from powercontext_runtime.bootstrap import backend_for, open_application
-from powercontext_runtime.config import ConfigurationError, Settings
+from powercontext_runtime import (
+    ConfigurationError,
+    Settings,
+    backend_for,
+    load_access_policy,
+    open_application,
+    token_digest,
+)
 from powercontext_runtime.store.copy import CopyFailed, CopyRefused, copy_store
 
 from .allocator import keep_freed_memory

@@ -15,9 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from powercontext_api.operations import Operation
-from powercontext_runtime.access import AccessPolicy, Principal
-from powercontext_runtime.application import ScopedContextApplication
-from powercontext_runtime.errors import InvalidRequest
+from powercontext_runtime import AccessPolicy, InvalidRequest, Principal, ScopedContextApplication
 
 from .errors import JSON_MEDIA_TYPE, REQUEST_ID_SCOPE_KEY, UnsupportedMediaType, response_for
 from .parsing import parse_body, parse_parameters, relocated

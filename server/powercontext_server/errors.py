@@ -16,16 +16,17 @@ from starlette.exceptions import HTTPException
 from starlette.responses import Response
 
 from powercontext_api.models import ErrorDetail, ErrorResponse
-from powercontext_runtime.access import Forbidden, Unauthenticated
-from powercontext_runtime.errors import (
+from powercontext_runtime import (
     EntryNotFound,
     ErrorItem,
+    Forbidden,
     InvalidRequest,
     PowerContextError,
     RetrievalUnavailable,
     RevisionConflict,
     ScopeAlreadyExists,
     ScopeNotFound,
+    Unauthenticated,
 )
 
 logger = logging.getLogger("powercontext.server")

@@ -20,7 +20,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails, from_json
 
 from powercontext_api.operations import Operation
-from powercontext_runtime.errors import ErrorItem, InvalidRequest
+from powercontext_runtime import ErrorItem, InvalidRequest
 
 Loc = tuple[str | int, ...]
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from uvicorn.config import LOG_LEVELS
 
-from powercontext_runtime.access import AccessPolicy
-from powercontext_runtime.config import ConfigurationError, positive_int
+from powercontext_runtime import AccessPolicy, ConfigurationError
+from powercontext_runtime.config import positive_int
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,8 +13,7 @@ import warnings
 
 from starlette.types import ASGIApp
 
-from powercontext_runtime.bootstrap import open_application
-from powercontext_runtime.config import Settings
+from powercontext_runtime import Settings, open_application
 
 from .allocator import keep_freed_memory
 from .settings import HttpSettings

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from powercontext_runtime.access import token_digest
+from powercontext_runtime import token_digest
 
 from ..conftest import BACKENDS
 
@@ -379,8 +379,7 @@ def test_tokens_never_reach_the_logs(world: World, caplog: pytest.LogCaptureFixt
 
 
 def test_the_server_refuses_disabled_access_on_a_public_address() -> None:
-    from powercontext_runtime.access_config import load_access_policy
-    from powercontext_runtime.config import ConfigurationError, Settings
+    from powercontext_runtime import ConfigurationError, Settings, load_access_policy
     from powercontext_server.settings import HttpSettings
 
     public, loopback = HttpSettings(host="0.0.0.0"), HttpSettings(host="127.0.0.1")

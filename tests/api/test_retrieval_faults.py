@@ -12,10 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from powercontext_runtime.application import ScopedContextApplication
-from powercontext_runtime.bootstrap import backend_for
-from powercontext_runtime.config import Settings
-from powercontext_runtime.errors import RetrievalUnavailable
+from powercontext_runtime import RetrievalUnavailable, ScopedContextApplication, Settings, backend_for
 from powercontext_runtime.store.sql_store import SqlStore
 
 from ..conftest import LiveServer, database_env

@@ -32,8 +32,7 @@ from schemathesis.specs.openapi.checks import (
 
 from powercontext_api import models
 from powercontext_api.operations import BY_ID, Operation
-from powercontext_runtime.bootstrap import open_application
-from powercontext_runtime.config import Settings
+from powercontext_runtime import Settings, open_application
 from powercontext_server.app import create_app, default_spec_path
 
 from ..conftest import BACKENDS, database_env

@@ -10,9 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from powercontext_api.models import PrepareContextRequest, ScopeCreateRequest
-from powercontext_runtime.bootstrap import open_application
-from powercontext_runtime.config import Settings
-from powercontext_runtime.errors import InvalidRequest
+from powercontext_runtime import InvalidRequest, Settings, open_application
 
 from ..api.test_prepare_assembly import INVALID_ASSEMBLIES
 

@@ -6,11 +6,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from powercontext_runtime import prepared_context_builder, text_render
-from powercontext_runtime.budget import ELLIPSIS_BYTES, MAX_BODY_BYTES, fit_body
-from powercontext_runtime.candidates import Candidate, Origin
-from powercontext_runtime.prepared_context_builder import AssemblyOptions, Section, build_text_context
-from powercontext_runtime.text_render import _CONTROL_PATTERN, _visible, quote_body
+from powercontext_runtime.prepare import builder, markdown
+from powercontext_runtime.prepare.budget import ELLIPSIS_BYTES, MAX_BODY_BYTES, fit_body
+from powercontext_runtime.prepare.builder import AssemblyOptions, Section, build_text_context
+from powercontext_runtime.prepare.markdown import _CONTROL_PATTERN, _visible, quote_body
+from powercontext_runtime.recall import Candidate, Origin
 
 # Mostly printable text with line breaks, CJK, astral characters and now and then a control.
 BODY = st.text(
@@ -67,7 +67,7 @@ def test_builder_output_is_unchanged_by_the_fast_paths(bodies: list[str], max_by
     fast = build_text_context({"memory": pool}, options, max_bytes)
     # Reference: no candidate skipped before fitting, and every cut found by walking the pieces.
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(prepared_context_builder, "MIN_TRUNCATED_BODY_BYTES", -(10**9))
-        patch.setattr(text_render.QuotedBody, "cut", lambda self, cap, room: None)
+        patch.setattr(builder, "MIN_TRUNCATED_BODY_BYTES", -(10**9))
+        patch.setattr(markdown.QuotedBody, "cut", lambda self, cap, room: None)
         slow = build_text_context({"memory": pool}, options, max_bytes)
     assert fast == slow

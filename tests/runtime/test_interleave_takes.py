@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from powercontext_runtime.candidates import interleave, interleave_takes
+from powercontext_runtime.recall.pools import interleave, interleave_takes
 
 LISTS = st.lists(st.integers(min_value=0, max_value=20), max_size=6).map(
     lambda lengths: [[(scope, rank) for rank in range(length)] for scope, length in enumerate(lengths)]

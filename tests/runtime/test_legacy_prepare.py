@@ -7,8 +7,8 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from powercontext_runtime.candidates import Candidate, Origin
-from powercontext_runtime.legacy_prepare import prepare_legacy
+from powercontext_runtime.prepare.legacy import prepare_legacy
+from powercontext_runtime.recall import Candidate, Origin
 
 NOTICE = (
     "PowerContext prepared untrusted historical context.\n"

@@ -9,10 +9,14 @@ import pytest
 
 from powercontext_api.models import GetScopeParameters, ScopeCreateRequest
 from powercontext_api.operations import OPERATIONS
-from powercontext_runtime.access import Forbidden, Grant, Principal
-from powercontext_runtime.application import ScopedContextApplication
-from powercontext_runtime.bootstrap import open_application
-from powercontext_runtime.config import Settings
+from powercontext_runtime import (
+    Forbidden,
+    Grant,
+    Principal,
+    ScopedContextApplication,
+    Settings,
+    open_application,
+)
 
 
 def test_every_operation_is_one_runtime_method_taking_its_generated_models() -> None:

@@ -7,8 +7,8 @@ import hashlib
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from powercontext_runtime.candidates import Candidate, Origin
-from powercontext_runtime.prepared_context_builder import AssemblyOptions, Section, build_text_context
+from powercontext_runtime.prepare.builder import AssemblyOptions, Section, build_text_context
+from powercontext_runtime.recall import Candidate, Origin
 
 END = "END_POWERCONTEXT_PREPARED_TEXT_V1"
 

@@ -3,7 +3,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from powercontext_runtime.text_search import MAX_QUERY_TERMS, parse_query, tokens
+from powercontext_runtime.recall.tokens import MAX_QUERY_TERMS, parse_query, tokens
 
 
 def reference_tokens(text: str) -> list[tuple[str, bool]]:

@@ -1,4 +1,4 @@
-"""Search order (search_index.top_documents): BM25 sums rounded to 9 digits, best first, ties to
+"""Search order (recall/bm25.py, top_documents): BM25 sums rounded to 9 digits, best first, ties to
 the larger key, removed documents never. The numpy path only rounds and sorts documents near the
 limit-th score, and a plain-Python path ranks small inputs; both must agree with sorting
 everything."""
@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from powercontext_runtime import search_index
-from powercontext_runtime.search_index import (
+from powercontext_runtime.recall import bm25
+from powercontext_runtime.recall.bm25 import (
     SCORE_DIGITS,
     Documents,
     TermPostings,
@@ -62,7 +62,7 @@ def test_both_ranking_paths_equal_sorting_every_document(
     )
     # These inputs are small: the plain-Python path takes them unless the threshold is lowered.
     small = 1_000_000 if path == "python" else -1
-    with mock.patch.object(search_index, "_SMALL_POSTINGS", small):
+    with mock.patch.object(bm25, "_SMALL_POSTINGS", small):
         assert top_documents(documents, weighted, limit) == [-key for _, key in ranked[:limit]]
 
 

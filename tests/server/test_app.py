@@ -8,7 +8,7 @@ import httpx
 import pytest
 import yaml
 
-from powercontext_runtime.config import ConfigurationError
+from powercontext_runtime import ConfigurationError
 from powercontext_server.app import default_spec_path
 from powercontext_server.cli import settings_from
 

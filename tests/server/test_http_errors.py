@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from powercontext_runtime.errors import RetrievalUnavailable
+from powercontext_runtime import RetrievalUnavailable
 
 # `start_server(**env)` from tests/conftest.py: a private server with `base_url` and `application`.
 StartServer = Callable[..., Any]

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from devtools.seekdb import SeekdbServer
 from powercontext_api.models import (
     CandidateDecisionRequest,
     MemorySearchRequest,
@@ -21,11 +22,7 @@ from powercontext_api.models import (
     ScopeCreateRequest,
     SearchRequest,
 )
-from powercontext_runtime.application import ScopedContextApplication
-from powercontext_runtime.bootstrap import open_application
-from powercontext_runtime.config import Settings
-
-from ..seekdb import SeekdbServer
+from powercontext_runtime import ScopedContextApplication, Settings, open_application
 
 WORDS = [
     "contract",

@@ -15,15 +15,14 @@ from typing import Any
 
 import pytest
 
+from devtools.seekdb import SeekdbServer
 from powercontext_api.models import PrepareContextRequest, RememberRequest, ScopeCreateRequest
-from powercontext_runtime.bootstrap import backend_for, open_application
-from powercontext_runtime.config import Settings
+from powercontext_runtime import Settings, backend_for, open_application
 from powercontext_runtime.store import copy as store_copy
 from powercontext_runtime.store.backends import Backend, Conn, Cursor
 from powercontext_runtime.store.copy import TABLES, CopyFailed, CopyRefused, copy_store
 from powercontext_server.cli import main as server_main
 
-from ..seekdb import SeekdbServer
 from .test_backend_parity import observe, seed
 
 

@@ -1,7 +1,7 @@
 """The in-memory search mirror ranks exactly as BM25 recomputed from the stored heads, however
 writes, other store instances, a pruned log or eviction interleave with queries.
 
-Rule: search order is the shared index's (search_index.py): BM25 with Lucene idf, scores rounded to
+Rule: search order is the shared index's (recall/bm25.py): BM25 with Lucene idf, scores rounded to
 9 digits, ties to the newer document; the mirror is a cache, so it must never change an answer.
 """
 
@@ -18,12 +18,12 @@ import numpy as np
 import pytest
 
 from powercontext_runtime.models import MemoryCitation, Scope
-from powercontext_runtime.search_index import K1, SCORE_DIGITS, B, document_terms, query_terms
+from powercontext_runtime.recall import parse_query
+from powercontext_runtime.recall.bm25 import K1, SCORE_DIGITS, B, document_terms, query_terms
 from powercontext_runtime.store import sql_search
 from powercontext_runtime.store.backends import SqliteBackend
 from powercontext_runtime.store.search_mirror import SearchMirror
 from powercontext_runtime.store.sql_store import SqlStore
-from powercontext_runtime.text_search import parse_query
 from tests.store.writes import churn
 
 WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "记忆", "系统", "heron", "the", "a"]

@@ -8,12 +8,11 @@ from collections import Counter
 from pathlib import Path
 
 from powercontext_runtime.models import ExperienceFields, MemoryCitation, Scope
-from powercontext_runtime.search_index import document_terms
+from powercontext_runtime.recall import document_terms, parse_query
 from powercontext_runtime.store.backends import SqliteBackend
 from powercontext_runtime.store.migrations import statements as _statements
 from powercontext_runtime.store.sql_store import SqlStore
 from powercontext_runtime.store.sqlite_schema import MIGRATIONS
-from powercontext_runtime.text_search import parse_query
 from tests.store.writes import churn
 
 

@@ -19,7 +19,7 @@ from ..models import (
     Scope,
     Topic,
 )
-from ..text_search import SearchQuery
+from ..recall.tokens import SearchQuery
 
 
 class Store(Protocol):

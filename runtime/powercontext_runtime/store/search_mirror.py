@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from ..search_index import Documents, TermPostings, contributions, length_norms, term_gains, top_documents
+from ..recall.bm25 import Documents, TermPostings, contributions, length_norms, term_gains, top_documents
 
 # About 16 bytes a posting (slot, term frequency, cached contribution): 32M postings is some
 # 512 MiB of arrays before eviction starts.

@@ -1,11 +1,11 @@
-"""The shared full-text index (`search_index.py`) in SQL: upkeep and log inside writes, ranked reads
+"""The shared full-text index (`recall/bm25.py`) in SQL: upkeep and log inside writes, ranked reads
 through the in-memory mirror (`search_mirror.py`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..search_index import TermPostings, document_terms, term_weights
+from ..recall.bm25 import TermPostings, document_terms, term_weights
 from .conn import Conn
 from .search_mirror import FamilyMirror, SearchMirror, encode_terms
 

@@ -17,7 +17,6 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 
-from ..candidates import interleave_takes
 from ..errors import PowerContextError, RetrievalUnavailable, RevisionConflict
 from ..models import (
     EXPERIENCE_FAMILY,
@@ -35,8 +34,9 @@ from ..models import (
     Scope,
     Topic,
 )
-from ..search_index import query_terms
-from ..text_search import SearchQuery
+from ..recall.bm25 import query_terms
+from ..recall.pools import interleave_takes
+from ..recall.tokens import SearchQuery
 from . import artifacts, candidates, memory, migrations, scopes, sql_search, topics
 from .backends import Backend
 from .clock import now

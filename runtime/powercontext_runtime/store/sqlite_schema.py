@@ -122,7 +122,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         3,
         """
-        -- One ranked index for every backend (see search_index.py) replaces the FTS5 tables, whose
+        -- One ranked index for every backend (see recall/bm25.py) replaces the FTS5 tables, whose
         -- BM25 no other database reproduces.
         DROP TABLE memory_fts;
         DROP TABLE experience_fts;

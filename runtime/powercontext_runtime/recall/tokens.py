@@ -1,7 +1,7 @@
 """Tokens shared by indexing and querying: lower-cased words, and single CJK characters.
 
 Chinese, Japanese and Korean text has no spaces, so each CJK character is a token of its own and a
-query turns each CJK run into its overlapping two-character pairs; `search_index.py` indexes those
+query turns each CJK run into its overlapping two-character pairs; `bm25.py` indexes those
 pairs as terms, which finds `记忆` inside `记忆系统`.
 """
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from .errors import PowerContextError
+from ..errors import PowerContextError
 
 Action = Literal["scope.read", "scope.write", "scope.review", "server.admin"]
 ACTIONS: tuple[Action, ...] = ("scope.read", "scope.write", "scope.review", "server.admin")

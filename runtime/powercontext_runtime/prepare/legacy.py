@@ -11,9 +11,9 @@ from collections.abc import Iterator, Sequence
 from itertools import zip_longest
 from typing import Any
 
+from ..models import PreparedContext
+from ..recall.pools import Candidate, Origin
 from .budget import BodyCost, Piece, fit_body
-from .candidates import Candidate, Origin
-from .models import PreparedContext
 from .notice import TRUST_NOTICE
 
 BEGIN_MARKER = "BEGIN_POWERCONTEXT_PREPARED_CONTEXT_V1"

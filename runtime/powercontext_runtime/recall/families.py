@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Collection, Sequence
+from typing import TYPE_CHECKING
 
-from .candidates import Candidate, Origin, clean_pool, interleave
-from .models import (
+from ..models import (
     EXPERIENCE_FAMILY,
     MEMORY_ARTIFACT_ID,
     MEMORY_FAMILY,
@@ -23,8 +23,11 @@ from .models import (
     Topic,
     TopicHit,
 )
-from .store import Store
-from .text_search import SearchQuery
+from .pools import Candidate, Origin, clean_pool, interleave
+from .tokens import SearchQuery
+
+if TYPE_CHECKING:  # the store imports tokens, bm25 and pools from this package: no import at run time
+    from ..store import Store
 
 MEMORY_POOL = 16
 EXPERIENCE_POOL = 8

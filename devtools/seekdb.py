@@ -1,4 +1,4 @@
-"""The OceanBase seekdb server that ships in the `pylibseekdb` wheel, started for the test session.
+"""The OceanBase seekdb server that ships in the `pylibseekdb` wheel, started for the tests and the benchmark.
 
 It runs as a child process on a free loopback port with its own base directory and is stopped by
 pid. A server that does not come up is a test failure, never a skip.

@@ -8,8 +8,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
-from .access import ACTIONS, FULL_ACCESS, AccessPolicy, Action, Credential, Grant, Principal, token_digest
-from .config import ConfigurationError, Settings
+from ..config import ConfigurationError, Settings
+from .policy import FULL_ACCESS, AccessPolicy, Credential, Grant, Principal, token_digest
 
 Digest = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 
@@ -73,4 +73,4 @@ def load_access_policy(settings: Settings) -> AccessPolicy:
     return AccessPolicy(enforced=mode == "enforced", credentials=tuple(credentials))
 
 
-__all__ = ["ACTIONS", "Action", "load_access_policy", "read_auth_file"]
+__all__ = ["load_access_policy", "read_auth_file"]

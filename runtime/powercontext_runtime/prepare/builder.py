@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ..models import PreparedContext
+from ..recall.pools import Candidate, Origin
 from .budget import MIN_TRUNCATED_BODY_BYTES, fit_body
-from .candidates import Candidate, Origin
-from .models import PreparedContext
-from .text_render import FRAME_BYTES, document, entry_text, metadata_block, quote_body, section_heading
+from .markdown import FRAME_BYTES, document, entry_text, metadata_block, quote_body, section_heading
 
 
 @dataclass(frozen=True, slots=True)

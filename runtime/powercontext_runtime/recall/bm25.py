@@ -25,7 +25,7 @@ from typing import cast
 import numpy as np
 import numpy.typing as npt
 
-from .text_search import SearchQuery, tokens
+from .tokens import SearchQuery, tokens
 
 # Okapi BM25 with the usual constants; idf is Lucene's form, positive even for very common terms.
 K1 = 1.2

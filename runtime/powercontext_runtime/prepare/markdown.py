@@ -17,8 +17,8 @@ import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ..recall.pools import Origin
 from .budget import BodyCost, Cut, Piece
-from .candidates import Origin
 from .notice import TRUST_NOTICE
 
 BEGIN_MARKER = "BEGIN_POWERCONTEXT_PREPARED_TEXT_V1"
