@@ -2,19 +2,18 @@
 
 Two views of the same request (SQLite, 10k entries per Scope, `assembly: {}` unless told):
 - `inprocess-<mode>.txt`: the Runtime called in process (what prepare itself costs);
-- `http-<mode>.txt`: the same request through the whole ASGI app in process (what the HTTP
-  stack adds: middleware, validation, handler, JSON). Library frames are collapsed.
+- `http-<mode>.txt`: the same requests against `powercontext serve` as its own process, sampled
+  from outside by py-spy (what the HTTP stack adds: uvicorn, routing, parsing, JSON out).
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import logging
+import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +23,9 @@ from powercontext_api.models import PrepareContextRequest
 from powercontext_server.allocator import keep_freed_memory
 
 from .datagen import queries
-from .run import open_app, prepare_database
-from .scenarios import ASSEMBLY_MAX_ENTRIES, MODES
+from .run import open_app, prepare_database, server_env
+from .scenarios import MODES
+from .server import Client, ServerProcess
 
 PROFILES = Path(__file__).resolve().parent / "profiles"
 
@@ -51,92 +51,80 @@ def profile_in_process(url: str, mode_key: str, seconds: float) -> str:
     return header + profiler.output_text(unicode=True, color=False, show_all=False)
 
 
-def profile_http_stack(url: str, mode_key: str, seconds: float) -> str:
-    """The whole HTTP request path in one thread: the ASGI app (every middleware, validation,
-    handler, Runtime, Store) called in process with synthetic requests, no socket.
+def profile_server(url: str, mode_key: str, seconds: float, work: Path) -> str:
+    """The same requests against `powercontext serve` as its own process, sampled by py-spy.
 
-    Connexion runs sync handlers in a worker thread, which a sampling profiler of one thread does
-    not see; here that hop is made inline, so one profile covers the request end to end. uvicorn's
-    HTTP parsing and the socket are not in it: the wall-clock and CPU figures of `make bench` are.
+    py-spy reads the server's stacks from outside (every thread, idle ones left out), so the
+    profile covers uvicorn, routing, parsing, the worker thread's Runtime call and JSON out as the
+    server runs them. Shown as a tree of our own functions; library frames are folded into them.
     """
-    import anyio.to_thread
-
-    from powercontext_runtime import Settings, open_application
-    from powercontext_server.app import create_app
-
     mode = next(m for m in MODES if m.key == mode_key)
-    settings = Settings(database_url=url, assembly_max_entries=ASSEMBLY_MAX_ENTRIES)
-    application = open_application(settings)
-    app = create_app(application)
     bodies = [mode.wire(q) for q in queries()]
-
-    async def inline(func: Callable[[], Any], *args: Any, **kwargs: Any) -> Any:
-        return func(*args)
-
-    async def call(body: bytes) -> int:
-        scope = {
-            "type": "http",
-            "asgi": {"version": "3.0"},
-            "http_version": "1.1",
-            "method": "POST",
-            "scheme": "http",
-            "path": "/v1/context/prepare",
-            "raw_path": b"/v1/context/prepare",
-            "query_string": b"",
-            "root_path": "",
-            "headers": [
-                (b"host", b"127.0.0.1"),
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-            ],
-            "client": ("127.0.0.1", 50000),
-            "server": ("127.0.0.1", 8000),
-        }
-        delivered = False
-
-        async def receive() -> dict[str, Any]:
-            nonlocal delivered
-            if not delivered:
-                delivered = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return {"type": "http.disconnect"}
-
-        status = 0
-
-        async def send(message: dict[str, Any]) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-
-        await app(scope, receive, send)
-        return status
-
-    async def drive() -> tuple[Profiler, int]:
-        for body in bodies:  # warm
-            assert await call(body) == 200
-        profiler = Profiler(interval=0.0005, async_mode="disabled")
-        count = 0
-        profiler.start()
-        deadline = time.perf_counter() + seconds
-        while time.perf_counter() < deadline:
-            assert await call(bodies[count % len(bodies)]) == 200
-            count += 1
-        profiler.stop()
-        return profiler, count
-
-    original = anyio.to_thread.run_sync
-    anyio.to_thread.run_sync = inline  # type: ignore[assignment]
-    logging.getLogger("powercontext.server.access").disabled = True
+    samples = work / f"py-spy-{mode_key}.txt"
+    server = ServerProcess(url, work / "profile-server.log", server_env())
+    client = Client(server.port)
     try:
-        profiler, count = asyncio.run(drive())
+        for body in bodies:  # warm the search mirror
+            assert client.post("/v1/context/prepare", body)[0] == 200
+        spy = subprocess.Popen(
+            [
+                str(Path(sys.executable).with_name("py-spy")),
+                "record",
+                "--pid",
+                str(server.pid),
+                "--duration",
+                str(round(seconds)),
+                "--rate",
+                "1000",
+                "--format",
+                "raw",
+                "--nonblocking",
+                "--output",
+                str(samples),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        count = 0
+        while spy.poll() is None:
+            assert client.post("/v1/context/prepare", bodies[count % len(bodies)])[0] == 200
+            count += 1
+        if spy.returncode != 0:
+            raise RuntimeError(f"py-spy failed with exit status {spy.returncode}")
     finally:
-        anyio.to_thread.run_sync = original
-        application.close()
-    header = (
-        f"# HTTP stack in process (ASGI app, worker-thread hop inlined), mode {mode_key}: "
-        f"{count} prepares in {seconds:.0f} s\n"
-    )
-    return header + profiler.output_text(unicode=True, color=False, show_all=False)
+        client.close()
+        server.stop()
+    header = f"# powercontext serve sampled by py-spy, mode {mode_key}: {count} prepares in {seconds:.0f} s\n"
+    return header + collapsed_tree(samples.read_text())
+
+
+def collapsed_tree(collapsed: str, min_share: float = 0.01) -> str:
+    """py-spy's collapsed stacks (`frame;frame;… count`) as an indented tree of our own frames
+    (`powercontext_*` packages), each with its share of all samples."""
+    root: dict[str, Any] = {"n": 0, "children": {}}
+    for line in collapsed.splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not stack or not count.isdigit():
+            continue
+        node = root
+        node["n"] += int(count)
+        for frame in stack.split(";"):
+            if "powercontext_" not in frame:
+                continue
+            name = frame.split(" (")[0] + " (" + frame.rsplit("/", 1)[-1].split(":")[0] + ")"
+            node = node["children"].setdefault(name, {"n": 0, "children": {}})
+            node["n"] += int(count)
+    total = max(root["n"], 1)
+    lines = [f"{root['n']} samples; our frames below, library time folded into them"]
+
+    def walk(children: dict[str, Any], depth: int) -> None:
+        for name, child in sorted(children.items(), key=lambda item: -item[1]["n"]):
+            if child["n"] / total >= min_share:
+                lines.append(f"{100 * child['n'] / total:6.1f}%  {'  ' * depth}{name}")
+                walk(child["children"], depth + 1)
+
+    walk(root["children"], 0)
+    return "\n".join(lines) + "\n"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -159,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for mode in args.modes.split(","):
                 for name, text in (
                     (f"inprocess-{mode}-{size}.txt", profile_in_process(url, mode, args.seconds)),
-                    (f"http-{mode}-{size}.txt", profile_http_stack(url, mode, args.seconds)),
+                    (f"http-{mode}-{size}.txt", profile_server(url, mode, args.seconds, work)),
                 ):
                     (PROFILES / name).write_text(text)
                     print(f"wrote bench/profiles/{name}", file=sys.stderr)

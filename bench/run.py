@@ -213,7 +213,7 @@ def _sequential(
     return latency_run(samples), cpu_ms
 
 
-def _server_env(workers: int = 1) -> dict[str, str]:
+def server_env(workers: int = 1) -> dict[str, str]:
     return {
         "POWERCONTEXT_SERVER_RUNTIME_CONTEXT_ASSEMBLY_MAX_ENTRIES": str(ASSEMBLY_MAX_ENTRIES),
         "POWERCONTEXT_SERVER_WORKERS": str(workers),
@@ -232,7 +232,7 @@ def _prepare_call(client: Client, mode: Mode, qs: Sequence[str], offset: int) ->
 
 def http_phase(url: str, plan: Plan, qs: Sequence[str], n: int, run_dir: Path) -> dict[str, Any]:
     """Latency, CPU, memory and ingest on one server process; throughput on one per core."""
-    server = ServerProcess(url, run_dir / f"server-{n}.log", _server_env())
+    server = ServerProcess(url, run_dir / f"server-{n}.log", server_env())
     try:
         client = Client(server.port)
         for _ in range(50):
@@ -278,7 +278,7 @@ def http_phase(url: str, plan: Plan, qs: Sequence[str], n: int, run_dir: Path) -
 def http_throughput(url: str, plan: Plan, qs: Sequence[str], n: int, run_dir: Path) -> dict[str, Any]:
     """Requests per second from wrk's concurrent connections, against one worker per core."""
     workers = os.cpu_count() or 1
-    server = ServerProcess(url, run_dir / f"server-{n}-workers.log", _server_env(workers))
+    server = ServerProcess(url, run_dir / f"server-{n}-workers.log", server_env(workers))
     try:
         client = Client(server.port)
         for mode in MODES:  # each worker warms its own search mirror

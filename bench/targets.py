@@ -93,7 +93,7 @@ def evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
             f"Of {cpu:.2f} ms: the raw Store reads take {raw_p50:.2f} ms in process (ranking four "
             f"Scopes' Memory and Experience, SQLite running in the server's threads), prepare's own "
             f"work {prep_p50 - raw_p50:.2f} ms, and the HTTP stack the remaining "
-            f"{cpu - prep_p50:.2f} ms (connexion's routing, security, validation and JSON, and the "
+            f"{cpu - prep_p50:.2f} ms (uvicorn, routing, parsing into the generated model, JSON out, and the "
             f"hop to a worker thread; `GET /health/live` alone costs {health_cpu:.2f} ms).",
         ),
         _judge(

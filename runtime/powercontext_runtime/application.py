@@ -9,7 +9,8 @@ say (duplicate families, the total-entries policy, references, existence, access
 
 from __future__ import annotations
 
-from typing import cast
+from collections.abc import Sequence
+from typing import TypeVar, cast
 
 import annotated_types
 from pydantic import MISSING
@@ -74,6 +75,8 @@ from .recall import (
     topic_hit,
 )
 from .store import Store
+
+T = TypeVar("T")
 
 # Families whose recall reads the Context References as well as the current Scope.
 REFERENCE_FAMILIES = frozenset({"memory", "experience", "profile"})
@@ -222,11 +225,7 @@ class ScopedContextApplication:
     ) -> wire.MemoryEntryList:
         after = 0 if request.cursor is MISSING else int(decode_cursor(request.cursor, "entry"))
         rows = self._store.list_memory_entries(request.scope_id, after, request.limit + 1)
-        page = rows[: request.limit]
-        more = len(rows) > request.limit
-        return responses.memory_entry_list(
-            (entry for _, entry in page), encode_cursor("entry", str(page[-1][0])) if more else None
-        )
+        return responses.memory_entry_list(*_page(rows, request.limit, "entry"))
 
     @operation
     def search_memory(
@@ -296,11 +295,7 @@ class ScopedContextApplication:
         after = 0 if request.cursor is MISSING else int(decode_cursor(request.cursor, "candidate"))
         state = None if request.state is MISSING else request.state
         rows = self._store.list_candidates(request.scope_id, state, after, request.limit + 1)
-        page = rows[: request.limit]
-        more = len(rows) > request.limit
-        return responses.candidate_list(
-            (c for _, c in page), encode_cursor("candidate", str(page[-1][0])) if more else None
-        )
+        return responses.candidate_list(*_page(rows, request.limit, "candidate"))
 
     @operation
     def search_experience(
@@ -419,6 +414,13 @@ class ScopedContextApplication:
         if found is None:
             raise EntryNotFound()
         return found
+
+
+def _page(rows: Sequence[tuple[int, T]], limit: int, kind: str) -> tuple[list[T], str | None]:
+    """A page of `limit` items from `limit + 1` keyed rows, and the cursor of the next page if any."""
+    page = rows[:limit]
+    more = len(rows) > limit
+    return [item for _, item in page], encode_cursor(kind, str(page[-1][0])) if more else None
 
 
 def _max_bytes_limits() -> tuple[int, int, int]:

@@ -5,7 +5,6 @@ answer with its generated response model. Every failure becomes its error body i
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -19,8 +18,6 @@ from powercontext_runtime import AccessPolicy, InvalidRequest, Principal, Scoped
 
 from .errors import JSON_MEDIA_TYPE, REQUEST_ID_SCOPE_KEY, UnsupportedMediaType, response_for
 from .parsing import parse_body, parse_parameters, relocated
-
-logger = logging.getLogger("powercontext.server")
 
 Endpoint = Callable[[Request], Any]
 

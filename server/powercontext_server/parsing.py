@@ -12,7 +12,7 @@ import json
 import re
 import types
 import typing
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -23,6 +23,7 @@ from powercontext_api.operations import Operation
 from powercontext_runtime import ErrorItem, InvalidRequest
 
 Loc = tuple[str | int, ...]
+Relocate = Callable[[Loc], Loc]
 
 # At most this many problems are reported for one request; the first ones are the useful ones.
 MAX_REPORTED_ERRORS = 32
@@ -141,7 +142,7 @@ def _python_mode_errors(model: type[BaseModel], raw: bytes) -> list[ErrorDetails
     return None
 
 
-def relocate(operation: Operation[Any]) -> Any:
+def relocate(operation: Operation[Any]) -> Relocate:
     """`loc -> wire loc` for an operation: a parameter's name gets its place, anything else is body."""
     places = {p.name: p.location for p in operation.parameters}
 
@@ -160,7 +161,10 @@ def relocated(operation: Operation[Any], exc: InvalidRequest) -> InvalidRequest:
 
 
 # pydantic errors -> wire items --------------------------------------------------------------------
-def wire_errors(model: type[BaseModel], errors: Iterable[ErrorDetails], where: Any) -> Iterator[ErrorItem]:
+def wire_errors(
+    model: type[BaseModel], errors: Iterable[ErrorDetails], where: Relocate
+) -> Iterator[ErrorItem]:
+    """pydantic's errors as wire items: deduplicated, capped, located by `where`."""
     seen: set[tuple[str, Loc]] = set()
     for error in errors:
         item = _item(model, error)
