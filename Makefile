@@ -11,7 +11,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 DATA_DIR ?= .powercontext
 
-.PHONY: help install run test unit-test api-generate api-generate-check contract-test check docs-test clean
+.PHONY: help install run test unit-test api-generate api-generate-check contract-test check docs-test eval clean
 
 help:  ## List the targets.
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-20s %s\n", $$1, $$2}'
@@ -51,6 +51,10 @@ unit-test: $(STAMP)  ## The pytest suite without the contract fuzzing.
 	$(BIN)/pytest -q --ignore=tests/contract --ignore=tests/docs --ignore=tests/hosts
 
 test: check contract-test docs-test unit-test hermes-test  ## Everything CI runs.
+
+eval: $(STAMP)  ## LoCoMo evidence recall per configuration and budget; rewrites docs/evaluation.md.
+	$(BIN)/python -m eval.run
+	$(BIN)/python -m eval.report
 
 clean:  ## Remove the virtualenvs and caches (keeps data).
 	rm -rf $(VENV) .venv-hermes .pytest_cache .mypy_cache .ruff_cache site

@@ -17,7 +17,7 @@ import threading
 import time
 from pathlib import Path
 
-from .server import Client, ServerProcess
+from devtools.server_process import Client, ServerProcess
 
 ROUNDS = 20
 

@@ -19,13 +19,13 @@ from typing import Any
 
 from pyinstrument import Profiler
 
+from devtools.server_process import Client, ServerProcess
 from powercontext_api.models import PrepareContextRequest
 from powercontext_server.allocator import keep_freed_memory
 
 from .datagen import queries
 from .run import open_app, prepare_database, server_env
 from .scenarios import MODES
-from .server import Client, ServerProcess
 
 PROFILES = Path(__file__).resolve().parent / "profiles"
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from devtools.server_process import REPO, Client, ServerProcess
 from powercontext_runtime import ScopedContextApplication, Settings, backend_for, open_store
 from powercontext_runtime.recall import bm25, tokens
 from powercontext_runtime.store import Store
@@ -38,7 +39,6 @@ from . import inprocess, loadgen, seekdb
 from .datagen import CorpusSpec, is_seeded, memory_text, queries, seed
 from .render import console_table
 from .scenarios import ASSEMBLY_MAX_ENTRIES, MODES, Mode
-from .server import REPO, Client, ServerProcess
 from .stats import figure, latency_figures, latency_run
 from .targets import evaluate
 

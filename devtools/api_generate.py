@@ -198,7 +198,10 @@ def operations_module(spec: Mapping[str, Any]) -> str:
         if access is None:
             raise SystemExit(f"{op_id} declares no {ACCESS_KEY}")
         responses = response_models(operation, spec)
-        success = min(s for s in responses if 200 <= s < 300)
+        successes = [s for s in responses if 200 <= s < 300]
+        if not successes:
+            raise SystemExit(f"{op_id}: the success response must have an application/json schema")
+        success = min(successes)
         body = operation.get("requestBody")
         constant = op_id.upper()
         if keyword.iskeyword(constant):

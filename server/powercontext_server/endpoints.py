@@ -69,8 +69,8 @@ def endpoint(
     return handle
 
 
-async def _request_models(operation: Operation[Any], request: Request) -> list[BaseModel]:
-    models: list[BaseModel] = []
+async def _request_models(operation: Operation[Any], request: Request) -> list[BaseModel | None]:
+    models: list[BaseModel | None] = []
     parameters = parse_parameters(operation, request.path_params, request.query_params.multi_items())
     if parameters is not None:
         models.append(parameters)
@@ -82,7 +82,7 @@ async def _request_models(operation: Operation[Any], request: Request) -> list[B
                 raise UnsupportedMediaType()
         elif not is_json(content_type):
             raise UnsupportedMediaType()
-        body = parse_body(operation, raw)
-        if body is not None:
-            models.append(body)
+        # An optional body that was left out reaches the Runtime as None, so the method's
+        # signature is the same whatever the request holds.
+        models.append(parse_body(operation, raw))
     return models

@@ -1,0 +1,5 @@
+"""`make eval`: how much of LoCoMo's gold evidence prepared context carries (see docs/evaluation.md).
+
+LoCoMo (CC BY-NC 4.0) is read from `../shared/data/locomo` at run time and never copied into the
+repository. Conversations 1-5 are the dev split (tune there), 6-10 the test split (report only).
+"""

@@ -1,0 +1,108 @@
+"""LoCoMo as the evaluation reads it: conversations of timestamped turns, and questions with gold
+evidence turn ids, split into dev (conversations 1-5) and test (6-10)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_PATH = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo10.json"
+PATH_ENV = "POWERCONTEXT_EVAL_LOCOMO"
+DEV_CONVERSATIONS = 5  # the first five are dev; the rest are test and never tuned on
+
+_TURN_ID = re.compile(r"D(\d+):(\d+)")
+_SESSION = re.compile(r"session_(\d+)")
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    dia_id: str
+    session: int
+    date: str
+    speaker: str
+    text: str
+
+    @property
+    def memory_text(self) -> str:
+        """One Memory entry per turn: who said it, when, and what (an image by its caption)."""
+        return f"[{self.date}] {self.speaker}: {self.text}"
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    question: str
+    category: int
+    evidence: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    number: int
+    date: str
+    summary: str
+
+
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    index: int  # 1-based position in the file
+    sample_id: str
+    turns: tuple[Turn, ...]
+    sessions: tuple[Session, ...]
+    questions: tuple[Question, ...]
+
+    @property
+    def split(self) -> str:
+        return "dev" if self.index <= DEV_CONVERSATIONS else "test"
+
+
+def data_path() -> Path:
+    return Path(os.environ.get(PATH_ENV) or DEFAULT_PATH)
+
+
+def load(path: Path | None = None) -> list[Conversation]:
+    """Every conversation; questions keep only gold evidence ids that name a turn of their own
+    conversation (a handful in the file are malformed, such as `D` or `D:11:26`)."""
+    raw = json.loads((path or data_path()).read_text(encoding="utf-8"))
+    return [_conversation(i, item) for i, item in enumerate(raw, start=1)]
+
+
+def _conversation(index: int, item: dict[str, object]) -> Conversation:
+    conversation = item["conversation"]
+    assert isinstance(conversation, dict)
+    turns: list[Turn] = []
+    sessions: list[Session] = []
+    summaries = item.get("session_summary") or {}
+    assert isinstance(summaries, dict)
+    numbers = sorted(
+        int(m.group(1)) for key in conversation if (m := _SESSION.fullmatch(key)) and conversation[key]
+    )
+    for number in numbers:
+        date = str(conversation.get(f"session_{number}_date_time", ""))
+        for turn in conversation[f"session_{number}"]:
+            text = str(turn.get("text", ""))
+            caption = turn.get("blip_caption")
+            if caption:
+                text = f"{text} [shares a photo: {caption}]"
+            turns.append(Turn(str(turn["dia_id"]), number, date, str(turn["speaker"]), text))
+        summary = summaries.get(f"session_{number}_summary")
+        if summary:
+            sessions.append(Session(number, date, str(summary)))
+    known = {t.dia_id for t in turns}
+    questions = []
+    qa = item.get("qa") or []
+    assert isinstance(qa, list)
+    for q in qa:
+        evidence = tuple(
+            dict.fromkeys(
+                f"D{m.group(1)}:{m.group(2)}"
+                for ref in q.get("evidence") or []
+                for m in _TURN_ID.finditer(ref)
+            )
+        )
+        evidence = tuple(e for e in evidence if e in known)
+        if evidence:
+            questions.append(Question(str(q["question"]), int(q["category"]), evidence))
+    return Conversation(index, str(item["sample_id"]), tuple(turns), tuple(sessions), tuple(questions))
