@@ -325,10 +325,11 @@ def marker_scope(fingerprint: str) -> str:
 
 
 def is_seeded(app: ScopedContextApplication, fingerprint: str) -> bool:
+    from powercontext_api.models import GetScopeParameters
     from powercontext_runtime import ScopeNotFound
 
     try:
-        app.get_scope(marker_scope(fingerprint))
+        app.get_scope(GetScopeParameters(scope_id=marker_scope(fingerprint)))
     except ScopeNotFound:
         return False
     return True
