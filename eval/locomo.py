@@ -36,6 +36,7 @@ class Question:
     question: str
     category: int
     evidence: tuple[str, ...]
+    answer: str = ""  # empty for the adversarial category, whose right reply is that it is not said
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,12 +47,23 @@ class Session:
 
 
 @dataclass(frozen=True, slots=True)
+class Events:
+    """One session's events from LoCoMo's event summary, per speaker."""
+
+    session: int
+    date: str
+    by_speaker: tuple[tuple[str, tuple[str, ...]], ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Conversation:
     index: int  # 1-based position in the file
     sample_id: str
     turns: tuple[Turn, ...]
     sessions: tuple[Session, ...]
     questions: tuple[Question, ...]
+    events: tuple[Events, ...] = ()
+    observations: tuple[tuple[str, tuple[str, ...]], ...] = ()  # per speaker, in session order
 
     @property
     def split(self) -> str:
@@ -104,5 +116,41 @@ def _conversation(index: int, item: dict[str, object]) -> Conversation:
         )
         evidence = tuple(e for e in evidence if e in known)
         if evidence:
-            questions.append(Question(str(q["question"]), int(q["category"]), evidence))
-    return Conversation(index, str(item["sample_id"]), tuple(turns), tuple(sessions), tuple(questions))
+            questions.append(
+                Question(str(q["question"]), int(q["category"]), evidence, str(q.get("answer", "")))
+            )
+    return Conversation(
+        index,
+        str(item["sample_id"]),
+        tuple(turns),
+        tuple(sessions),
+        tuple(questions),
+        _events(item.get("event_summary") or {}),
+        _observations(item.get("observation") or {}),
+    )
+
+
+def _events(summary: object) -> tuple[Events, ...]:
+    assert isinstance(summary, dict)
+    found = []
+    for key, value in summary.items():
+        number = re.fullmatch(r"events_session_(\d+)", key)
+        if number and isinstance(value, dict):
+            people = tuple(
+                (str(name), tuple(str(e) for e in events))
+                for name, events in value.items()
+                if name != "date" and isinstance(events, list)
+            )
+            found.append(Events(int(number.group(1)), str(value.get("date", "")), people))
+    return tuple(sorted(found, key=lambda e: e.session))
+
+
+def _observations(observations: object) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    assert isinstance(observations, dict)
+    by_speaker: dict[str, list[str]] = {}
+    keys = sorted(observations, key=lambda k: int(m.group(1)) if (m := re.search(r"(\d+)", k)) else 0)
+    for key in keys:
+        for name, facts in (observations[key] or {}).items():
+            for fact in facts:
+                by_speaker.setdefault(str(name), []).append(str(fact[0] if isinstance(fact, list) else fact))
+    return tuple((name, tuple(facts)) for name, facts in by_speaker.items())

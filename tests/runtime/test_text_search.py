@@ -1,14 +1,21 @@
-"""Tokens shared by every backend (issue 2: FTS finds Chinese inside longer words)."""
+"""Tokens shared by every backend: Chinese inside longer words (issue 2); normalised, stemmed
+words and stop words (issue 13)."""
 
+import unicodedata
+
+import pytest
+import Stemmer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from powercontext_runtime.recall.tokens import MAX_QUERY_TERMS, parse_query, tokens
+from powercontext_runtime.recall.tokens import MAX_QUERY_TERMS, STOP_WORDS, parse_query, tokens
 
 
 def reference_tokens(text: str) -> list[tuple[str, bool]]:
-    """The definition, one character at a time: CJK characters alone, other word characters
-    (`str.isalnum()` or `_`) in runs, everything else separates."""
+    """The definition, one character at a time after NFKC and case folding: CJK characters alone,
+    other word characters (`str.isalnum()` or `_`) in runs, stemmed one word at a time, everything
+    else separates."""
+    stem = Stemmer.Stemmer("english", 0).stemWord
 
     def cjk(ch: str) -> bool:
         cp = ord(ch)
@@ -16,17 +23,17 @@ def reference_tokens(text: str) -> list[tuple[str, bool]]:
 
     out: list[tuple[str, bool]] = []
     word = ""
-    for ch in text.lower():
+    for ch in unicodedata.normalize("NFKC", text).casefold():
         if cjk(ch) or not (ch.isalnum() or ch == "_"):
             if word:
-                out.append((word, False))
+                out.append((stem(word), False))
                 word = ""
             if cjk(ch):
                 out.append((ch, True))
         else:
             word += ch
     if word:
-        out.append((word, False))
+        out.append((stem(word), False))
     return out
 
 
@@ -57,7 +64,7 @@ def test_tokens_follow_the_character_by_character_definition(text: str) -> None:
 
 
 def test_cjk_characters_are_indexed_one_token_each() -> None:
-    assert [t.text for t in tokens("我们的记忆系统 uses SQLite")] == [*"我们的记忆系统", "uses", "sqlite"]
+    assert [t.text for t in tokens("我们的记忆系统 uses SQLite")] == [*"我们的记忆系统", "use", "sqlite"]
 
 
 def test_a_cjk_run_in_a_query_becomes_overlapping_pairs() -> None:
@@ -69,7 +76,7 @@ def test_a_single_cjk_character_is_its_own_term() -> None:
 
 
 def test_query_punctuation_cannot_become_search_syntax() -> None:
-    assert parse_query('"a" OR b* NEAR(c) -- ;').terms == (("a",), ("or",), ("b",), ("near",), ("c",))
+    assert parse_query('"a" OR b* NEAR(c) -- ;').terms == (("b",), ("near",), ("c",))
 
 
 def test_query_terms_are_unique_and_bounded() -> None:
@@ -86,3 +93,28 @@ def test_every_cjk_range_edge_splits_exactly_as_defined() -> None:
     for ch in EDGES:
         text = f"{ch}{ch}a_b{ch}Z"
         assert [(t.text, t.cjk) for t in tokens(text)] == reference_tokens(text), hex(ord(ch))
+
+
+@pytest.mark.parametrize(
+    ("written", "searched"),
+    [
+        ("caf\u00e9", "cafe\u0301"),  # NFC and NFD
+        ("\uff21\uff30\uff29", "api"),  # full-width letters
+        ("\ufb01le", "file"),  # the fi ligature
+        ("Stra\u00dfe", "strasse"),  # sharp s folds to ss
+        ("releases", "release"),
+        ("Released", "releasing"),
+    ],
+)
+def test_written_and_searched_forms_meet(written: str, searched: str) -> None:
+    assert [t.text for t in tokens(written)] == [t.text for t in tokens(searched)]
+
+
+def test_a_query_drops_stop_words_unless_it_holds_nothing_else() -> None:
+    assert parse_query("When did the team ship it?").terms == (("team",), ("ship",))
+    assert parse_query("what is it").terms == (("what",), ("is",), ("it",))
+    assert {"the", "did", "it", "s"} <= STOP_WORDS
+
+
+def test_stop_words_are_still_indexed() -> None:
+    assert [t.text for t in tokens("The Who")] == ["the", "who"]

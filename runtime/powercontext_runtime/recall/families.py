@@ -24,7 +24,7 @@ from ..models import (
     TopicHit,
 )
 from .pools import Candidate, Origin, clean_pool, interleave
-from .tokens import SearchQuery
+from .tokens import SearchQuery, first_match
 
 if TYPE_CHECKING:  # the store imports tokens, bm25 and pools from this package: no import at run time
     from ..store import Store
@@ -52,12 +52,12 @@ def text_topic_body(hit: TopicHit) -> str:
 
 
 def topic_snippet(detail: str, query: SearchQuery) -> str | None:
-    """A window of `detail` around the first place a query term occurs, or None."""
-    lowered = detail.lower()
-    positions = [p for term in query.terms if (p := lowered.find("".join(term))) >= 0]
-    if not positions:
+    """A window of `detail` around the first place a query term occurs (as the index sees words:
+    normalised and stemmed), or None."""
+    found = first_match(detail, {"".join(term) for term in query.terms})
+    if found is None:
         return None
-    start = max(0, min(positions) - SNIPPET_LEAD)
+    start = max(0, found - SNIPPET_LEAD)
     return detail[start : start + SNIPPET_CHARS].strip() or None
 
 

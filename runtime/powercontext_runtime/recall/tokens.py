@@ -1,4 +1,12 @@
-"""Tokens shared by indexing and querying: lower-cased words, and single CJK characters.
+"""Tokens shared by indexing and querying: normalised, stemmed words, and single CJK characters.
+
+Text is normalised before it is split: Unicode NFKC, then case folding, so `café` typed as one code
+point or as `e` plus an accent, full-width `ＡＰＩ` and `api`, the ligature in `ﬁle` and `file`, and
+`Straße` and `strasse` are the same words. A word is then reduced to its English Snowball stem
+(PyStemmer), so `releases`, `released` and `release` meet; other languages written in Latin, Greek
+or Cyrillic letters are normalised but not stemmed, and a stem of a non-English word only has to be
+the same at index and query time, which it is. English stop words are indexed, but a query drops
+them unless it holds nothing else.
 
 Chinese, Japanese and Korean text has no spaces, so each CJK character is a token of its own and a
 query turns each CJK run into its overlapping two-character pairs; `bm25.py` indexes those
@@ -9,7 +17,12 @@ from __future__ import annotations
 
 import itertools
 import re
+import threading
+import unicodedata
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+
+import Stemmer
 
 MAX_QUERY_TERMS = 64
 
@@ -21,16 +34,201 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020
 # means for str patterns) that are not CJK. One C-level scan instead of a Python loop per character.
 _TOKEN = re.compile(f"([{_CJK}])|([^\\W{_CJK}]+)")
 
+# Function words that say nothing about what an entry is about, after normalisation and before
+# stemming; `s`, `t`, `ll`, … are what is left of contractions and possessives.
+STOP_WORDS = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "herself",
+        "him",
+        "himself",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "myself",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "ourselves",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "themselves",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "yourself",
+        "yourselves",
+        "s",
+        "t",
+        "d",
+        "ll",
+        "m",
+        "re",
+        "ve",
+    ]
+)
+
+
+class _Stems:
+    """English Snowball stems. A PyStemmer instance must not be used by two threads at once, so
+    one lock guards it; each call stems a whole text's words in one C call."""
+
+    def __init__(self) -> None:
+        self._stemmer = Stemmer.Stemmer("english")
+        self._lock = threading.Lock()
+
+    def __call__(self, words: Sequence[str]) -> list[str]:
+        with self._lock:
+            stems: list[str] = self._stemmer.stemWords(words)
+        return stems
+
+
+_STEMS = _Stems()
+
 
 @dataclass(frozen=True, slots=True)
 class Token:
     text: str
     cjk: bool
+    stop: bool = False
+
+
+def normalise(text: str) -> str:
+    """NFKC, then case folding: the form every token is taken from."""
+    return unicodedata.normalize("NFKC", text).casefold()
 
 
 def tokens(text: str) -> list[Token]:
-    """Lower-cased word tokens and single CJK characters, in text order."""
-    return [Token(cjk, True) if cjk else Token(word, False) for cjk, word in _TOKEN.findall(text.lower())]
+    """Stemmed words (stop words marked) and single CJK characters, in text order."""
+    found = _TOKEN.findall(normalise(text))
+    stems = iter(_STEMS([word for cjk, word in found if not cjk]))
+    return [Token(cjk, True) if cjk else Token(next(stems), False, word in STOP_WORDS) for cjk, word in found]
+
+
+def first_match(text: str, terms: Collection[str]) -> int | None:
+    """Where `text`, as written, first holds a word or CJK pair whose term is in `terms`, or None."""
+    matches = list(_TOKEN.finditer(text))
+    stems = iter(_STEMS([normalise(m.group(2)) for m in matches if m.group(2)]))
+    previous: tuple[int, str] | None = None
+    for match in matches:
+        if match.group(2):
+            previous = None
+            if next(stems) in terms:
+                return match.start()
+            continue
+        character = normalise(match.group(1))
+        if character in terms:
+            return match.start()
+        if previous is not None and previous[1] + character in terms:
+            return previous[0]
+        previous = (match.start(), character)
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +243,8 @@ class SearchQuery:
 
 
 def parse_query(text: str) -> SearchQuery:
-    """Words become single-token terms; each CJK run becomes its overlapping character pairs."""
+    """Words become single-token terms; each CJK run becomes its overlapping character pairs.
+    Stop words are left out unless the query has nothing else."""
     terms: list[tuple[str, ...]] = []
     seen: set[tuple[str, ...]] = set()
 
@@ -63,10 +262,12 @@ def parse_query(text: str) -> SearchQuery:
             add((a, b))
         run.clear()
 
-    for token in tokens(text):
+    found = tokens(text)
+    keep_stop_words = all(token.stop for token in found)
+    for token in found:
         if token.cjk:
             run.append(token.text)
-        else:
+        elif keep_stop_words or not token.stop:
             flush_run()
             add((token.text,))
     flush_run()

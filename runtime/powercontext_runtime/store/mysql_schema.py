@@ -8,7 +8,7 @@ OceanBase commits DDL implicitly: a migration's data step runs after its tables 
 from __future__ import annotations
 
 from .migrations import Migration
-from .search_backfill import backfill
+from .search_backfill import backfill, reindex
 
 _TABLE = "DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin"
 # One node, one partition per table: auto-increment keys grow with insertion order, which search
@@ -166,5 +166,13 @@ MIGRATIONS: tuple[Migration, ...] = (
         ) {_TABLE}
         """,
         after=backfill,
+    ),
+    Migration(
+        5,
+        """
+        -- Terms are normalised (NFKC, case folding) and stemmed since this version (recall/tokens.py):
+        -- every head is indexed again.
+        """,
+        after=reindex,
     ),
 )

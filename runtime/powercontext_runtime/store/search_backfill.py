@@ -1,4 +1,4 @@
-"""The migrations' data step that indexes every current head document the search index lacks.
+"""The migrations' data steps that fill the search index: index the heads it lacks, or rebuild it.
 
 Its own module because it decodes artifact payloads (`artifacts`) while `artifacts` keeps the
 index through `sql_search`: inside `sql_search` it made the two import each other.
@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..models import ArtifactRef
 from .artifacts import decode_artifact, search_text
 from .conn import Conn
-from .sql_search import index_document
+from .sql_search import LOG_RETAIN, index_document
 
 
 def backfill(conn: Conn) -> None:
@@ -28,3 +28,17 @@ def backfill(conn: Conn) -> None:
     ).fetchall():
         artifact = decode_artifact(family, ArtifactRef(family, artifact_id, revision), payload)
         index_document(conn, scope_key, family, revision_key, search_text(artifact))
+
+
+def reindex(conn: Conn) -> None:
+    """Index every head again, after the terms a text yields have changed. Each (Scope, family)
+    keeps counting generations upwards, past what any mirror's log replay could bridge, so a
+    mirror that saw the old index rebuilds rather than replays."""
+    conn.execute("DELETE FROM search_postings")
+    conn.execute("DELETE FROM search_docs")
+    conn.execute("DELETE FROM search_log")
+    conn.execute(
+        "UPDATE search_stats SET documents = 0, total_length = 0, generation = generation + ?",
+        (LOG_RETAIN + 1,),
+    )
+    backfill(conn)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .migrations import Migration
-from .search_backfill import backfill
+from .search_backfill import backfill, reindex
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
@@ -178,5 +178,13 @@ MIGRATIONS: tuple[Migration, ...] = (
         ) WITHOUT ROWID;
         """,
         after=backfill,
+    ),
+    Migration(
+        5,
+        """
+        -- Terms are normalised (NFKC, case folding) and stemmed since this version (recall/tokens.py):
+        -- every head is indexed again.
+        """,
+        after=reindex,
     ),
 )
