@@ -118,3 +118,43 @@ def test_a_query_drops_stop_words_unless_it_holds_nothing_else() -> None:
 
 def test_stop_words_are_still_indexed() -> None:
     assert [t.text for t in tokens("The Who")] == ["the", "who"]
+
+
+def reference_first_match(text: str, terms: set[str]) -> int | None:
+    """Every word normalised and stemmed, every CJK character and pair looked at, in order."""
+    import re
+
+    from powercontext_runtime.recall.tokens import normalise
+
+    stem = Stemmer.Stemmer("english", 0).stemWord
+    previous: tuple[int, str] | None = None
+    for match in re.finditer(r"([\u3040-\u30ff\u4e00-\u9fff])|([^\W\u3040-\u30ff\u4e00-\u9fff]+)", text):
+        if match.group(2):
+            previous = None
+            if stem(normalise(match.group(2))) in terms:
+                return match.start()
+            continue
+        character = normalise(match.group(1))
+        if character in terms:
+            return match.start()
+        if previous is not None and previous[1] + character in terms:
+            return previous[0]
+        previous = (match.start(), character)
+    return None
+
+
+SNIPPET_TEXT = st.lists(
+    st.sampled_from(
+        [*"abcsyz _-.É", "Happy", "skies", "HAPPIER", "dying", "ＡＰＩ", "记", "忆", "ﬁle", "Stra\u00dfe"]
+    ),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=300)
+@given(SNIPPET_TEXT, st.sampled_from(["happy", "sky die", "api file", "记忆", "strasse abc", "zzz"]))
+def test_first_match_finds_what_stemming_every_word_finds(text: str, query: str) -> None:
+    from powercontext_runtime.recall.tokens import first_match
+
+    terms = {"".join(term) for term in parse_query(query).terms}
+    assert first_match(text, terms) == reference_first_match(text, terms)

@@ -212,14 +212,27 @@ def tokens(text: str) -> list[Token]:
 
 
 def first_match(text: str, terms: Collection[str]) -> int | None:
-    """Where `text`, as written, first holds a word or CJK pair whose term is in `terms`, or None."""
-    matches = list(_TOKEN.finditer(text))
-    stems = iter(_STEMS([normalise(m.group(2)) for m in matches if m.group(2)]))
+    """Where `text`, as written, first holds a word or CJK pair whose term is in `terms`, or None.
+
+    Only a word that can stem to a term is stemmed: stemming changes endings, never the first
+    letter, so words starting with another letter are passed over (a detail can be 64,000
+    characters, and stemming all of it cost about 13 ms)."""
+    initials = {term[0] for term in terms if term}
+    if not initials:
+        return None
+    if text.isascii():  # no CJK, and NFKC with case folding is lower-casing: let `re` find candidates
+        starts = re.compile(rf"(?<!\w)[{re.escape(''.join(initials))}]\w*", re.IGNORECASE)
+        for match in starts.finditer(text):
+            if _STEMS([match.group().lower()])[0] in terms:
+                return match.start()
+        return None
     previous: tuple[int, str] | None = None
-    for match in matches:
-        if match.group(2):
+    for match in _TOKEN.finditer(text):
+        word = match.group(2)
+        if word:
             previous = None
-            if next(stems) in terms:
+            folded = normalise(word)
+            if folded[:1] in initials and _STEMS([folded])[0] in terms:
                 return match.start()
             continue
         character = normalise(match.group(1))
