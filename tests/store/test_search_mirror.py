@@ -20,7 +20,7 @@ import pytest
 from powercontext_runtime.models import MemoryCitation, Scope
 from powercontext_runtime.recall import parse_query
 from powercontext_runtime.recall.bm25 import K1, SCORE_DIGITS, B, document_terms, query_terms
-from powercontext_runtime.store import sql_search
+from powercontext_runtime.store import search_mirror, sql_search
 from powercontext_runtime.store.backends import SqliteBackend
 from powercontext_runtime.store.search_mirror import SearchMirror
 from powercontext_runtime.store.sql_store import SqlStore
@@ -157,4 +157,41 @@ def test_a_snapshot_older_than_the_mirror_answers_for_its_moment_and_leaves_the_
         assert texts(store, "quokka") == ["quokka by the river"]  # a term the mirror had not loaded
     other.join()
     assert sorted(texts(store, "quokka")) == ["quokka and heron together", "quokka by the river"]
+    store.close()
+
+
+@pytest.mark.parametrize("history", [4096, 1])
+def test_a_snapshot_older_than_the_mirror_still_finds_the_version_it_sees_as_head(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, history: int
+) -> None:
+    """Rule (issue #14): an entry that always has one active version is never missing. Another
+    request revises it and moves the mirror on while an older snapshot is open: the old snapshot
+    still ranks the version it sees as head, for terms the mirror knew and for terms it learned
+    only after the old version was removed. With no history left (`history=1`) the reader ranks
+    on a private mirror built from its own snapshot."""
+    monkeypatch.setattr(search_mirror, "HISTORY", history)
+    store = SqlStore(SqliteBackend(str(tmp_path / "db.sqlite3")))
+    store.create_scope(Scope("s:1", "", "", (), 1))
+    first = store.remember("s:1", "heron quokka version one", "fact", None)
+    store.remember("s:1", "heron quokka version one", "fact", None)
+    assert len(texts(store, "heron")) == 2
+    snapshot_open, newer_replayed = threading.Event(), threading.Event()
+
+    def newer_request() -> None:
+        snapshot_open.wait(10)
+        store.revise_memory_entry("s:1", first.citation, "heron quokka version two")
+        assert "heron quokka version two" in texts(store, "heron")  # the mirror moves on
+        assert "heron quokka version two" in texts(store, "quokka version")  # learned after the removal
+        newer_replayed.set()
+
+    other = threading.Thread(target=newer_request)
+    other.start()
+    with store.reading():
+        assert store.get_scope("s:1") is not None  # the snapshot starts here
+        snapshot_open.set()
+        assert newer_replayed.wait(10)
+        assert texts(store, "heron") == ["heron quokka version one"] * 2
+        assert texts(store, "quokka version") == ["heron quokka version one"] * 2
+    other.join()
+    assert sorted(texts(store, "heron")) == ["heron quokka version one", "heron quokka version two"]
     store.close()

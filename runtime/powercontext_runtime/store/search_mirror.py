@@ -9,6 +9,11 @@ per indexed or unindexed document), loads the postings of terms it has not seen,
 Replaying is idempotent: a document already mirrored is not added twice, and postings of unknown
 documents are ignored, so a mirror built from reads that straddle a concurrent write converges.
 A mirror too far behind the retained log, or holding too many removed documents, is rebuilt.
+
+A reader whose snapshot began before another request moved the mirror on (a prepare reads every
+family in one snapshot) must still rank as of its own generation, or it would miss an entry whose
+new version it cannot see and whose old version the mirror has already removed. So a mirror keeps
+its recent changes and can show which documents were alive at any generation since `floor`.
 The whole mirror set is bounded by a postings budget and evicts the least recently used mirror.
 """
 
@@ -16,7 +21,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -29,6 +34,8 @@ from ..recall.bm25 import Documents, TermPostings, contributions, length_norms, 
 MAX_POSTINGS = 32_000_000
 # Rebuild rather than keep scoring dead documents once a quarter of the slots are dead.
 _MIN_DEAD_FOR_REBUILD = 1024
+# Changes kept for readers with older snapshots: far more than requests in flight can lag behind.
+HISTORY = 4096
 
 LogRow = tuple[int, int, int, str | None]  # generation, doc_key, length, terms JSON (None: removed)
 
@@ -42,6 +49,9 @@ class FamilyMirror:
 
     def __init__(self, generation: int, docs: Sequence[tuple[int, int]]) -> None:
         self.generation = generation
+        # Documents removed before `floor` are not here: no view older than it can be shown.
+        self.floor = generation
+        self._changes: deque[tuple[int, int, bool]] = deque()  # (generation, slot, added), oldest first
         count = len(docs)
         capacity = max(64, count * 2)
         self._keys = np.zeros(capacity, np.int64)
@@ -54,6 +64,8 @@ class FamilyMirror:
         self._count = count
         self._slot_of: dict[int, int] = {int(key): slot for slot, (key, _) in enumerate(docs)}
         self._terms: dict[str, TermPostings] = {}
+        # The generation each term's postings were read at: they lack documents removed before it.
+        self._term_since: dict[str, int] = {}
         self._dead = 0
         self.postings = 0
         # Per-posting score contributions (idf × BM25 gain) for one average length and idf; every
@@ -69,8 +81,25 @@ class FamilyMirror:
     def stale(self) -> bool:
         return self._dead >= _MIN_DEAD_FOR_REBUILD and self._dead * 4 >= self._count
 
-    def missing(self, terms: Iterable[str]) -> list[str]:
-        return [term for term in terms if term not in self._terms]
+    def missing(self, terms: Iterable[str], generation: int) -> list[str]:
+        """The terms whose postings must be read to rank as of `generation`."""
+        return [term for term in terms if self._term_since.get(term, generation + 1) > generation]
+
+    def alive_at(self, generation: int) -> npt.NDArray[np.bool_] | None:
+        """Which slots held a live document at `generation` (from `floor` up to now), else None."""
+        if generation < self.floor:
+            return None
+        alive = self._alive[: self._count].copy()
+        for changed, slot, added in reversed(self._changes):
+            if changed <= generation:
+                break
+            alive[slot] = not added
+        return alive
+
+    def _record(self, generation: int, slot: int, added: bool) -> None:
+        if len(self._changes) == HISTORY:
+            self.floor = max(self.floor, self._changes.popleft()[0])
+        self._changes.append((generation, slot, added))
 
     def _add_document(self, key: int, length: int) -> int:
         slot = self._count
@@ -97,10 +126,12 @@ class FamilyMirror:
                 if slot is not None and self._alive[slot]:
                     self._alive[slot] = False
                     self._dead += 1
+                    self._record(generation, slot, False)
                 continue
             if key in self._slot_of:
                 continue
             slot = self._add_document(key, length)
+            self._record(generation, slot, True)
             for term, tf in json.loads(terms).items():
                 if term in self._terms:
                     appended.setdefault(term, []).append((slot, tf))
@@ -125,21 +156,29 @@ class FamilyMirror:
     def install(self, term: str, postings: TermPostings) -> None:
         """Keep postings read at this mirror's generation."""
         self._terms[term] = postings
+        self._term_since[term] = self.generation
         self.postings += len(postings.slots) + 1  # a term known to be absent still takes room
 
     def _lookup(self, term: str, borrowed: Mapping[str, TermPostings]) -> TermPostings:
-        found = self._terms.get(term)
-        return borrowed[term] if found is None else found
+        found = borrowed.get(term)
+        return self._terms[term] if found is None else found
 
-    def frequencies(self, terms: Iterable[str], borrowed: Mapping[str, TermPostings]) -> dict[str, int]:
-        """Each term's number of live documents (its df); `borrowed` supplies terms not kept."""
+    def frequencies(
+        self,
+        terms: Iterable[str],
+        borrowed: Mapping[str, TermPostings],
+        alive: npt.NDArray[np.bool_] | None = None,
+    ) -> dict[str, int]:
+        """Each term's number of live documents (its df), now or by an older `alive` mask;
+        `borrowed` supplies postings read for this query only."""
+        mask = self._alive if alive is None else alive
         out: dict[str, int] = {}
         for term in terms:
-            df = self._frequencies.get(term)
+            df = self._frequencies.get(term) if alive is None else None
             if df is None:
                 slots = self._lookup(term, borrowed).slots
-                df = int(np.count_nonzero(self._alive[slots])) if len(slots) else 0
-                if term in self._terms:
+                df = int(np.count_nonzero(mask[slots])) if len(slots) else 0
+                if alive is None and term not in borrowed:
                     self._frequencies[term] = df
             out[term] = df
         return out
@@ -150,7 +189,9 @@ class FamilyMirror:
         average_length: float,
         limit: int,
         borrowed: Mapping[str, TermPostings],
+        alive: npt.NDArray[np.bool_] | None = None,
     ) -> list[int]:
+        """The best `limit` documents' keys; `alive` ranks as of an older generation."""
         count = self._count
         if count == 0 or average_length <= 0.0:
             return []
@@ -161,15 +202,16 @@ class FamilyMirror:
         weighted = []
         for term, weight in weights:
             postings = self._lookup(term, borrowed)
-            cached = self._added.get(term)
+            cached = None if term in borrowed else self._added.get(term)
             if cached is not None and cached[0] == weight:
                 added = cached[1]
             else:
                 added = contributions(term_gains(postings, self._norms), weight)
-                if term in self._terms:
+                if term not in borrowed:
                     self._added[term] = (weight, added)
             weighted.append((postings, added))
-        alive = self._alive[:count] if self._dead else None
+        if alive is None and self._dead:
+            alive = self._alive[:count]
         documents = Documents(self._keys[:count], self._lengths[:count], alive)
         return top_documents(documents, weighted, limit)
 

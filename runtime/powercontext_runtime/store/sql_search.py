@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+import numpy.typing as npt
+
 from ..recall.bm25 import TermPostings, document_terms, term_weights
 from .conn import Conn
 from .search_mirror import FamilyMirror, SearchMirror, encode_terms
@@ -79,7 +82,8 @@ def ranked(
     """The best `doc_key`s of each Scope's family, best first.
 
     The caller holds `mirror.lock`. A transaction begun after taking it sees everything the mirror
-    has replayed; one begun earlier (inside `Store.reading()`) may not, see `_synced`.
+    has replayed; one begun earlier (inside `Store.reading()`) may not, and ranks as of its own
+    snapshot all the same, see `_synced`.
     """
     if not terms or not scope_keys:
         return {key: [] for key in scope_keys}
@@ -97,36 +101,39 @@ def ranked(
         if documents == 0:
             found[scope_key] = []
             continue
-        family_mirror, current = _synced(conn, mirror, scope_key, family, generation)
+        family_mirror, alive = _synced(conn, mirror, scope_key, family, generation)
         borrowed: dict[str, TermPostings] = {}
-        missing = family_mirror.missing(terms)
+        missing = family_mirror.missing(terms, generation)
         if missing:
             for term, rows in _read_terms(conn, scope_key, family, missing).items():
                 postings = family_mirror.postings_of(rows)
-                if current:
+                if family_mirror.generation == generation:
                     family_mirror.install(term, postings)
                 else:
                     borrowed[term] = postings
-        weights = term_weights(terms, family_mirror.frequencies(terms, borrowed), documents)
-        found[scope_key] = family_mirror.top(weights, total_length / documents, limit, borrowed)
+        weights = term_weights(terms, family_mirror.frequencies(terms, borrowed, alive), documents)
+        found[scope_key] = family_mirror.top(weights, total_length / documents, limit, borrowed, alive)
     mirror.evict()
     return found
 
 
 def _synced(
     conn: Conn, mirror: SearchMirror, scope_key: int, family: str, generation: int
-) -> tuple[FamilyMirror, bool]:
-    """The family's mirror, and whether it is exactly at `generation` (replayed from the log or
-    rebuilt from the tables if it was behind).
+) -> tuple[FamilyMirror, npt.NDArray[np.bool_] | None]:
+    """The family's mirror brought up to `generation` (replayed from the log, or rebuilt from the
+    tables if it was behind), and None; or, when another request already moved it past this
+    transaction's older snapshot, the mirror and which of its documents this snapshot sees.
 
-    A mirror already past `generation` (this transaction's snapshot began before another request
-    replayed newer writes) is used as it is but must not take postings read in this older
-    snapshot: they would lack the newer documents. Its answer can only name documents this
-    snapshot cannot see, which the caller's reads then leave out.
+    Postings read in an older snapshot lack newer documents, so such a reader borrows them for
+    its own query and never installs them. A mirror whose history does not reach back that far
+    gives way to a private one built from this snapshot alone (rare: only just after a rebuild).
     """
     current = mirror.get(scope_key, family)
     if current is not None and current.generation > generation:
-        return current, False
+        alive = current.alive_at(generation)
+        if alive is not None:
+            return current, alive
+        return FamilyMirror(generation, _documents(conn, scope_key, family)), None
     if current is not None and current.generation < generation and not current.stale:
         rows = [
             (int(g), int(k), int(length), terms)
@@ -139,16 +146,19 @@ def _synced(
         if len(rows) == generation - current.generation:
             current.replay(rows)
     if current is not None and current.generation == generation and not current.stale:
-        return current, True
-    docs = [
+        return current, None
+    rebuilt = FamilyMirror(generation, _documents(conn, scope_key, family))
+    mirror.put(scope_key, family, rebuilt)
+    return rebuilt, None
+
+
+def _documents(conn: Conn, scope_key: int, family: str) -> list[tuple[int, int]]:
+    return [
         (int(k), int(length))
         for k, length in conn.execute(
             "SELECT doc_key, length FROM search_docs WHERE scope_key = ? AND family = ?", (scope_key, family)
         )
     ]
-    rebuilt = FamilyMirror(generation, docs)
-    mirror.put(scope_key, family, rebuilt)
-    return rebuilt, True
 
 
 def _read_terms(
