@@ -30,6 +30,7 @@ from ._errors import (
 )
 from ._operations import (
     AssemblyArg,
+    BatchEntryArg,
     CandidateState,
     CitationArg,
     ExperienceRefArg,
@@ -43,6 +44,7 @@ __all__ = [
     "UNSET",
     "AssemblyArg",
     "AsyncPowerContextClient",
+    "BatchEntryArg",
     "CandidateState",
     "CitationArg",
     "ConflictError",

@@ -21,6 +21,7 @@ from powercontext_api.models import (
     MemoryEntryList,
     MemorySearchResult,
     PreparedContext,
+    RememberBatchResult,
     ScopeDescriptor,
     ScopeList,
     Topic,
@@ -31,6 +32,7 @@ from powercontext_api.operations import Operation
 from . import _operations as ops
 from ._operations import (
     AssemblyArg,
+    BatchEntryArg,
     CandidateState,
     CitationArg,
     ExperienceRefArg,
@@ -152,6 +154,18 @@ class AsyncPowerContextClient:
     ) -> MemoryEntry:
         """`POST /v1/memory/remember`: add an entry; returns it with its exact citation."""
         return await self._send(ops.remember(scope_id, text, kind, expected_revision))
+
+    async def remember_batch(
+        self,
+        scope_id: str,
+        entries: Sequence[BatchEntryArg],
+        *,
+        kind: str | None = None,
+        expected_revision: int | None = None,
+    ) -> RememberBatchResult:
+        """`POST /v1/memory/remember/batch`: add up to 1,000 entries in one transaction; returns
+        one exact citation per entry, in order. One invalid entry stores nothing (422 naming it)."""
+        return await self._send(ops.remember_batch(scope_id, entries, kind, expected_revision))
 
     async def revise_memory_entry(self, scope_id: str, citation: CitationArg, text: str) -> MemoryEntry:
         """`POST /v1/memory/entries/revise`: replace the text of the entry a head citation names."""

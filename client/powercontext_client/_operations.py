@@ -22,6 +22,7 @@ from powercontext_api.models import (
     ArtifactRef,
     ArtifactRevision,
     Assembly,
+    BatchEntry,
     Candidate,
     CandidateDecisionRequest,
     CandidateGetRequest,
@@ -47,6 +48,8 @@ from powercontext_api.models import (
     ProposeExperienceRequest,
     ProposeProfileRequest,
     PutTopicRequest,
+    RememberBatchRequest,
+    RememberBatchResult,
     RememberRequest,
     ReviseEntryRequest,
     ScopeCreateRequest,
@@ -74,6 +77,10 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 
 CitationArg: TypeAlias = MemoryCitation | Mapping[str, Any]
 """A Memory citation: the generated `MemoryCitation` model or a plain dict of the same shape."""
+
+BatchEntryArg: TypeAlias = str | BatchEntry | Mapping[str, Any]
+"""One entry of a batch: its text alone (the batch's `kind`, else the server's default), the
+generated `BatchEntry`, or a plain dict `{"text": ..., "kind": ...}`."""
 
 AssemblyArg: TypeAlias = Assembly | Mapping[str, Any] | None
 """The `assembly` object of a prepare request: the generated `Assembly` model (dumped by alias,
@@ -239,6 +246,24 @@ def remember(scope_id: str, text: str, kind: str | None, expected_revision: int 
         RememberRequest, scope_id=scope_id, text=text, kind=kind, expected_revision=expected_revision
     )
     return Call(ops.REMEMBER, body=dump(request))
+
+
+def remember_batch(
+    scope_id: str, entries: Sequence[BatchEntryArg], kind: str | None, expected_revision: int | None
+) -> Call[RememberBatchResult]:
+    request = build(
+        RememberBatchRequest,
+        scope_id=scope_id,
+        entries=[_batch_entry(entry, kind) for entry in entries],
+        expected_revision=expected_revision,
+    )
+    return Call(ops.REMEMBER_BATCH, body=dump(request))
+
+
+def _batch_entry(entry: BatchEntryArg, kind: str | None) -> Any:
+    if isinstance(entry, str):
+        return {"text": entry} if kind is None else {"text": entry, "kind": kind}
+    return entry
 
 
 def revise_memory_entry(scope_id: str, citation: CitationArg, text: str) -> Call[MemoryEntry]:

@@ -11,15 +11,18 @@ prints the same.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from importlib.metadata import EntryPoint, entry_points
 from typing import IO, Any
 
 import httpx
 from pydantic import BaseModel, ValidationError
+
+from powercontext_api.models import RememberBatchResult
 
 from ._client import PowerContextClient
 from ._errors import (
@@ -209,6 +212,23 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
         type=int,
         metavar="N",
         help="The Memory revision this write is based on (0 before the first write); stale is a 409.",
+    )
+    sub = command(
+        "remember-batch",
+        "Add many Memory entries from a JSON Lines file; prints every citation, in order.",
+        _remember_batch,
+        description=(
+            'Add the entries of FILE (JSON Lines: each line an object {"text": ..., "kind": ...} '
+            "or a JSON string; - reads standard input) in requests of --batch-size entries. Each "
+            "request is one transaction: an invalid entry stores nothing of its batch, and the error "
+            'says how many entries earlier batches stored. Prints {"citations": [...]} for all.'
+        ),
+    )
+    _add_scope_argument(sub)
+    sub.add_argument("file", metavar="FILE", help="JSON Lines of entries; - reads standard input.")
+    sub.add_argument("--kind", help="The kind of entries given as plain strings (server default fact).")
+    sub.add_argument(
+        "--batch-size", type=int, default=500, metavar="N", help="Entries per request, 1 to 1000 (500)."
     )
     sub = command(
         "revise-memory-entry", "Replace the text of the entry a head citation names.", _revise_memory_entry
@@ -496,6 +516,63 @@ def _remember(pc: PowerContextClient, args: argparse.Namespace) -> BaseModel:
     return pc.remember(
         args.scope_id, _text_arg(args.text), kind=args.kind, expected_revision=args.expected_revision
     )
+
+
+def _remember_batch(pc: PowerContextClient, args: argparse.Namespace) -> BaseModel:
+    if not 1 <= args.batch_size <= 1000:
+        raise UsageError("--batch-size must be between 1 and 1000")
+    citations: list[Any] = []
+    with _open_text(args.file) as lines:
+        for batch in _batches(_entry_lines(lines), args.batch_size):
+            try:
+                result = pc.remember_batch(args.scope_id, [entry for _, entry in batch], kind=args.kind)
+            except (PowerContextError, ValidationError):
+                # Entry indexes in the error count from this batch's first line.
+                print(
+                    f"powercontext: the failed batch starts at line {batch[0][0]} of FILE; "
+                    f"{len(citations)} entries were stored by earlier batches",
+                    file=sys.stderr,
+                )
+                raise
+            citations += result.citations
+    return RememberBatchResult(citations=citations)
+
+
+def _entry_lines(lines: Iterable[str]) -> Iterator[tuple[int, Any]]:
+    """(line number, entry) for each non-blank line."""
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            raise UsageError(f"line {number} of FILE is not JSON") from None
+        if not isinstance(entry, (str, dict)):
+            raise UsageError(f"line {number} of FILE must be a JSON object or string")
+        yield number, entry
+
+
+def _batches(entries: Iterable[tuple[int, Any]], size: int) -> Iterator[list[tuple[int, Any]]]:
+    batch: list[tuple[int, Any]] = []
+    for entry in entries:
+        batch.append(entry)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+@contextlib.contextmanager
+def _open_text(path: str) -> Iterator[IO[str]]:
+    if path == "-":
+        yield sys.stdin
+        return
+    try:
+        with open(path, encoding="utf-8") as file:
+            yield file
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
 
 
 def _revise_memory_entry(pc: PowerContextClient, args: argparse.Namespace) -> BaseModel:

@@ -208,6 +208,33 @@ class RememberRequest(BaseModel):
     ] = MISSING
 
 
+class BatchEntry(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    text: Annotated[
+        StrictStr,
+        Field(
+            max_length=16000,
+            min_length=1,
+            pattern='[^\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]',
+        ),
+    ]
+    kind: Annotated[
+        StrictStr,
+        Field(
+            description='A label for the entry (not an Artifact family).', pattern='^[a-z][a-z0-9_-]{0,63}$'
+        ),
+    ] = 'fact'
+
+
+class RememberBatchResult(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    citations: list[MemoryCitation]
+
+
 class ReviseEntryRequest(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -758,6 +785,30 @@ class PrepareCapabilities(BaseModel):
     assembly_max_entries: Annotated[
         StrictInt, Field(description="The server's total-entries policy for one assembly request.", ge=1)
     ]
+
+
+class RememberBatchRequest(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    scope_id: Annotated[
+        StrictStr,
+        Field(
+            description='A caller-chosen Scope id such as `project:demo`: not blank, without control characters, `/` or `%`, so it always stands in a URL path and reads back as written.',
+            max_length=256,
+            min_length=1,
+            pattern='^[^/%\\u0000-\\u001f\\u007f-\\u009f]*[^/%\\u0000-\\u001f\\u007f-\\u009f\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^/%\\u0000-\\u001f\\u007f-\\u009f]*$',
+        ),
+    ]
+    entries: Annotated[list[BatchEntry], Field(max_length=1000, min_length=1)]
+    expected_revision: Annotated[
+        StrictInt | MISSING,
+        Field(
+            description='The Memory revision this batch was based on (0 before the first write).',
+            ge=0,
+            le=9007199254740991,
+        ),
+    ] = MISSING
 
 
 class ExperienceGetRequest(BaseModel):

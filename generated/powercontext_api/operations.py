@@ -191,6 +191,26 @@ REMEMBER: Operation[models.MemoryEntry] = Operation(
     },
 )
 
+REMEMBER_BATCH: Operation[models.RememberBatchResult] = Operation(
+    operation_id='remember_batch',
+    method='POST',
+    path='/v1/memory/remember/batch',
+    access='scope.write',
+    status=200,
+    response_model=models.RememberBatchResult,
+    body_model=models.RememberBatchRequest,
+    body_required=True,
+    responses={
+        200: models.RememberBatchResult,
+        401: models.ErrorResponse,
+        403: models.ErrorResponse,
+        404: models.ErrorResponse,
+        409: models.ErrorResponse,
+        422: models.ErrorResponse,
+        503: models.ErrorResponse,
+    },
+)
+
 REVISE_MEMORY_ENTRY: Operation[models.MemoryEntry] = Operation(
     operation_id='revise_memory_entry',
     method='POST',
@@ -571,6 +591,7 @@ OPERATIONS: tuple[Operation[BaseModel], ...] = (
     GET_SCOPE,
     UPDATE_SCOPE,
     REMEMBER,
+    REMEMBER_BATCH,
     REVISE_MEMORY_ENTRY,
     RETIRE_MEMORY_ENTRY,
     GET_MEMORY_ENTRY,

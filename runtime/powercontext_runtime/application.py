@@ -33,6 +33,7 @@ from powercontext_api.models import (
     ProposeExperienceRequest,
     ProposeProfileRequest,
     PutTopicRequest,
+    RememberBatchRequest,
     RememberRequest,
     ReviseEntryRequest,
     ScopeCreateRequest,
@@ -195,6 +196,15 @@ class ScopedContextApplication:
         expected = None if request.expected_revision is MISSING else request.expected_revision
         entry = self._store.remember(request.scope_id, request.text, request.kind, expected)
         return responses.memory_entry(entry)
+
+    @operation
+    def remember_batch(
+        self, request: RememberBatchRequest, *, principal: Principal = FULL_ACCESS
+    ) -> wire.RememberBatchResult:
+        expected = None if request.expected_revision is MISSING else request.expected_revision
+        entries = [(entry.text, entry.kind) for entry in request.entries]
+        citations = self._store.remember_batch(request.scope_id, entries, expected)
+        return wire.RememberBatchResult(citations=[responses.citation(c) for c in citations])
 
     @operation
     def revise_memory_entry(

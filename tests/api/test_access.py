@@ -184,6 +184,11 @@ OPERATIONS: list[tuple[str, str, Request]] = [
         lambda w, s: ("POST", "/v1/memory/remember", {"scope_id": s, "text": "new note"}),
     ),
     (
+        "remember_batch",
+        "scope.write",
+        lambda w, s: ("POST", "/v1/memory/remember/batch", {"scope_id": s, "entries": [{"text": "a"}]}),
+    ),
+    (
         "put_topic",
         "scope.write",
         lambda w, s: ("POST", "/v1/topic-memory/put", {"scope_id": s, "title": "t", "summary": "s"}),

@@ -279,6 +279,42 @@ def test_memory_commands_chain_through_json_citations(cli: Run) -> None:
     assert cli("search-memory", "project:demo", "nothing-matches-this").text == "(no hits)\n"
 
 
+def test_remember_batch_reads_json_lines_in_batches_and_prints_every_citation(
+    cli: Run, tmp_path: Path
+) -> None:
+    assert cli("create-scope", "project:demo").code == 0
+    lines = [json.dumps(f"note {i} about otters") for i in range(5)]
+    lines.insert(2, "")  # blank lines are skipped
+    lines.append(json.dumps({"text": "a decision", "kind": "decision"}))
+    path = tmp_path / "entries.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    done = cli("remember-batch", "project:demo", str(path), "--batch-size", "4", "--kind", "note", "--json")
+    assert done.code == 0, done.err
+    citations = done.json["citations"]
+    assert [c["entry_id"] for c in citations] == [f"entry-{i}" for i in range(1, 7)]
+    listed = cli("list-memory-entries", "project:demo", "--json").json["entries"]
+    assert [(e["text"], e["kind"]) for e in listed] == [
+        *[(f"note {i} about otters", "note") for i in range(5)],
+        ("a decision", "decision"),
+    ]
+    from_stdin = cli("remember-batch", "project:demo", "-", "--json", stdin='"from stdin"\n')
+    assert from_stdin.json["citations"][0]["entry_id"] == "entry-7"
+
+
+def test_remember_batch_reports_what_earlier_batches_stored(cli: Run, tmp_path: Path) -> None:
+    assert cli("create-scope", "project:demo").code == 0
+    path = tmp_path / "entries.jsonl"
+    path.write_text('"one"\n"two"\n\n{"text": "three", "kind": "Bad Kind"}\n', encoding="utf-8")
+    failed = cli("remember-batch", "project:demo", str(path), "--batch-size", "2")
+    assert failed.code == 2  # the client refuses the batch before sending it
+    assert "the failed batch starts at line 4 of FILE; 2 entries were stored by earlier batches" in failed.err
+    assert "entries.0.kind" in failed.err
+    not_json = tmp_path / "bad.jsonl"
+    not_json.write_text("plain words\n", encoding="utf-8")
+    refused = cli("remember-batch", "project:demo", str(not_json))
+    assert (refused.code, refused.err.strip()) == (2, "powercontext: line 1 of FILE is not JSON")
+
+
 def test_scope_commands(cli: Run) -> None:
     session(cli)
     shown = cli("get-scope", "project:demo").text

@@ -11,7 +11,14 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from powercontext_api.models import Assembly, MemoryCitation, MemoryEntry, PreparedContext, ScopeDescriptor
+from powercontext_api.models import (
+    Assembly,
+    BatchEntry,
+    MemoryCitation,
+    MemoryEntry,
+    PreparedContext,
+    ScopeDescriptor,
+)
 from powercontext_client import UNSET, PowerContextClient
 
 from .client_recorder import CITATION, EMPTY, ENTRY, READY, SCOPE, Recorder, reply
@@ -196,6 +203,31 @@ def test_remember_sends_kind_and_expected_revision_when_given() -> None:
         "kind": "decision",
         "expected_revision": 0,
     }
+
+
+def test_remember_batch_sends_strings_models_and_dicts_as_entries_in_order() -> None:
+    recorder = Recorder(reply(200, {"citations": [CITATION, CITATION, CITATION]}))
+    with recorder.client() as pc:
+        result = pc.remember_batch(
+            "project:demo",
+            ["plain", BatchEntry(text="model", kind="decision"), {"text": "dict"}],
+            kind="note",
+            expected_revision=4,
+        )
+    assert recorder.last.url.path == "/v1/memory/remember/batch"
+    assert recorder.last.content == (
+        b'{"scope_id":"project:demo","entries":[{"text":"plain","kind":"note"},'
+        b'{"text":"model","kind":"decision"},{"text":"dict"}],"expected_revision":4}'
+    )
+    assert [c.entry_id for c in result.citations] == [CITATION["entry_id"]] * 3
+
+
+def test_remember_batch_refuses_an_invalid_entry_before_sending() -> None:
+    recorder = Recorder(reply(200, {"citations": []}))
+    with recorder.client() as pc, pytest.raises(ValidationError) as raised:
+        pc.remember_batch("project:demo", ["fine", "  "])
+    assert raised.value.errors()[0]["loc"][:3] == ("entries", 1, "text")
+    assert recorder.requests == []
 
 
 @pytest.mark.parametrize(

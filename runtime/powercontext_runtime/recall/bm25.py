@@ -25,7 +25,7 @@ from typing import cast
 import numpy as np
 import numpy.typing as npt
 
-from .tokens import SearchQuery, tokens
+from .tokens import SearchQuery, plain_words, tokens
 
 # Okapi BM25; idf is Lucene's form, positive even for very common terms. k1 = 0.9 and b = 0.4 (the
 # defaults of Anserini's BM25) beat the textbook 1.2 and 0.75 on LoCoMo's dev conversations:
@@ -40,6 +40,9 @@ MAX_TERM_LENGTH = 64
 
 def document_terms(text: str) -> Counter[str]:
     """Term frequencies of a document: words, CJK characters, and adjacent CJK pairs."""
+    words = plain_words(text)
+    if words is not None:
+        return Counter(word[:MAX_TERM_LENGTH] for word in words)
     counts: Counter[str] = Counter()
     previous_cjk: str | None = None
     for token in tokens(text):

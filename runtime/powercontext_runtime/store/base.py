@@ -55,6 +55,11 @@ class Store(Protocol):
     def remember(self, scope_id: str, text: str, kind: str, expected_revision: int | None) -> MemoryEntry:
         """Add an entry; commits the next Memory revision."""
 
+    def remember_batch(
+        self, scope_id: str, entries: Sequence[tuple[str, str]], expected_revision: int | None
+    ) -> list[MemoryCitation]:
+        """Add (text, kind) entries in order in one transaction, one Memory revision each."""
+
     def revise_memory_entry(self, scope_id: str, citation: MemoryCitation, text: str) -> MemoryEntry:
         """New version of the cited entry; `RevisionConflict` unless the citation names its head version."""
 

@@ -45,6 +45,56 @@ def remember(conn: Conn, scope_id: str, text: str, kind: str, expected_revision:
     return MemoryEntry(MemoryCitation(revision, entry_id, version_id), text, kind, "active")
 
 
+def remember_batch(
+    conn: Conn, scope_id: str, entries: Sequence[tuple[str, str]], expected_revision: int | None
+) -> list[MemoryCitation]:
+    """Add `entries` (text, kind) in order, one Memory revision each, with a statement per table
+    rather than per entry: a batch of 500 costs about as many round trips as one remember."""
+    row = conn.execute(
+        "SELECT scope_key, memory_revision, entry_counter FROM scopes WHERE scope_id = ? FOR UPDATE",
+        (scope_id,),
+    ).fetchone()
+    if row is None:
+        raise ScopeNotFound()
+    scope_key, revision, counter = row
+    if expected_revision is not None and expected_revision != revision:
+        raise RevisionConflict("The expected Memory revision is stale.")
+    added = [
+        (revision + i, counter + i, f"entry-{counter + i}", text, kind)
+        for i, (text, kind) in enumerate(entries, start=1)
+    ]
+    conn.executemany(
+        "INSERT INTO memory_entries (scope_key, entry_id, entry_number, kind, head_version) VALUES (?, ?, ?, ?, 1)",
+        [(scope_key, entry_id, number, kind) for _, number, entry_id, _, kind in added],
+    )
+    conn.executemany(
+        "INSERT INTO memory_entry_versions"
+        " (scope_key, entry_id, version_number, entry_version_id, text, added_revision) VALUES (?, ?, 1, ?, ?, ?)",
+        [(scope_key, entry_id, f"{entry_id}-v1", text, rev) for rev, _, entry_id, text, _ in added],
+    )
+    keys = dict(
+        conn.execute(
+            "SELECT added_revision, version_key FROM memory_entry_versions"
+            " WHERE scope_key = ? AND added_revision > ? AND added_revision <= ?",
+            (scope_key, revision, revision + len(added)),
+        ).fetchall()
+    )
+    sql_search.index_documents(
+        conn, scope_key, MEMORY_FAMILY, [(int(keys[rev]), text) for rev, _, _, text, _ in added]
+    )
+    created = now()
+    conn.executemany(
+        "INSERT INTO memory_revisions (scope_key, revision, operation, entry_id, created_at) VALUES (?, ?, ?, ?, ?)",
+        [(scope_key, rev, "remember", entry_id, created) for rev, _, entry_id, _, _ in added],
+    )
+    last_revision, last_number = added[-1][0], added[-1][1]
+    conn.execute(
+        "UPDATE scopes SET memory_revision = ?, entry_counter = ? WHERE scope_key = ?",
+        (last_revision, last_number, scope_key),
+    )
+    return [MemoryCitation(rev, entry_id, f"{entry_id}-v1") for rev, _, entry_id, _, _ in added]
+
+
 def revise_memory_entry(conn: Conn, scope_id: str, citation: MemoryCitation, text: str) -> MemoryEntry:
     scope_key, revision, version_key, version_number, kind = _head_version(conn, scope_id, citation)
     revision += 1

@@ -152,6 +152,12 @@ class SqlStore:
         with self._transaction(write=True) as conn:
             return memory.remember(conn, scope_id, text, kind, expected_revision)
 
+    def remember_batch(
+        self, scope_id: str, entries: Sequence[tuple[str, str]], expected_revision: int | None
+    ) -> list[MemoryCitation]:
+        with self._transaction(write=True) as conn:
+            return memory.remember_batch(conn, scope_id, entries, expected_revision)
+
     def revise_memory_entry(self, scope_id: str, citation: MemoryCitation, text: str) -> MemoryEntry:
         with self._transaction(write=True) as conn:
             return memory.revise_memory_entry(conn, scope_id, citation, text)
