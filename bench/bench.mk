@@ -2,7 +2,7 @@
 # BENCH_DATABASES picks backends; OceanBase runs once BENCH_OCEANBASE_URL is set (URL with {n}).
 BENCH_DATABASES ?= sqlite,oceanbase
 
-.PHONY: bench bench-quick bench-smoke bench-profile bench-readme bench-tools bench-hostile
+.PHONY: bench bench-quick bench-smoke bench-profile bench-readme bench-tools bench-hostile bench-ingest
 
 bench-tools:  ## Install wrk (the load generator) with apt, unless it is already there.
 	@command -v wrk >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
@@ -26,3 +26,6 @@ bench-profile: $(STAMP)  ## pyinstrument profiles of prepare (in process and ser
 
 bench-readme: $(STAMP)  ## Rewrite the README and docs benchmark blocks from bench/results/latest.json.
 	$(BIN)/python -m bench.render
+
+bench-ingest: $(STAMP)  ## Entries/s over HTTP: batch remember against one per request, SQLite and OceanBase.
+	$(BIN)/python -m bench.ingest --databases $(BENCH_DATABASES)

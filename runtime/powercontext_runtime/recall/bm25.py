@@ -25,7 +25,7 @@ from typing import cast
 import numpy as np
 import numpy.typing as npt
 
-from .tokens import SearchQuery, plain_words, tokens
+from .tokens import SearchQuery, token_texts
 
 # Okapi BM25; idf is Lucene's form, positive even for very common terms. k1 = 0.9 and b = 0.4 (the
 # defaults of Anserini's BM25) beat the textbook 1.2 and 0.75 on LoCoMo's dev conversations:
@@ -40,20 +40,10 @@ MAX_TERM_LENGTH = 64
 
 def document_terms(text: str) -> Counter[str]:
     """Term frequencies of a document: words, CJK characters, and adjacent CJK pairs."""
-    words = plain_words(text)
-    if words is not None:
-        return Counter(word[:MAX_TERM_LENGTH] for word in words)
-    counts: Counter[str] = Counter()
-    previous_cjk: str | None = None
-    for token in tokens(text):
-        term = token.text[:MAX_TERM_LENGTH]
-        counts[term] += 1
-        if token.cjk:
-            if previous_cjk is not None:
-                counts[previous_cjk + term] += 1
-            previous_cjk = term
-        else:
-            previous_cjk = None
+    texts, cjk = token_texts(text)
+    counts = Counter(term[:MAX_TERM_LENGTH] for term in texts)
+    if cjk is not None:
+        counts.update(texts[i - 1] + texts[i] for i in range(1, len(texts)) if cjk[i] and cjk[i - 1])
     return counts
 
 

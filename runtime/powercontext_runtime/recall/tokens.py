@@ -211,13 +211,15 @@ def tokens(text: str) -> list[Token]:
     return [Token(cjk, True) if cjk else Token(next(stems), False, word in STOP_WORDS) for cjk, word in found]
 
 
-def plain_words(text: str) -> list[str] | None:
-    """The stemmed words of a text in order, like `tokens` without the Token objects (a third of
-    indexing's time); None when the text holds CJK characters, which need `tokens`."""
+def token_texts(text: str) -> tuple[list[str], list[bool] | None]:
+    """Each token's text in order (stemmed word or CJK character), like `tokens` without the
+    Token objects (a third of indexing's time), and which are CJK characters (None: none is)."""
     found = _TOKEN.findall(normalise(text))
-    if any(cjk for cjk, _ in found):
-        return None
-    return _STEMS([word for _, word in found])
+    stems = _STEMS([word for cjk, word in found if not cjk])
+    if len(stems) == len(found):
+        return stems, None
+    rest = iter(stems)
+    return [cjk or next(rest) for cjk, _ in found], [bool(cjk) for cjk, _ in found]
 
 
 def first_match(text: str, terms: Collection[str]) -> int | None:

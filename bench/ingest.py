@@ -1,0 +1,117 @@
+"""Ingest over HTTP: batch remember against one remember per request, on SQLite and OceanBase.
+
+One client on one keep-alive connection posts the same generated entries (bench/datagen.py: 60 %
+English, 30 % Chinese, 10 % mixed, 2 % long) into a fresh Scope of a real `powercontext serve`
+process, first one entry per request (the baseline), then in batches. Prints entries/s and server
+CPU per entry, and writes bench/results/ingest.json.
+
+    python -m bench.ingest [--seconds 10] [--batch 500] [--databases sqlite,oceanbase]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from devtools.seekdb import SeekdbServer
+from devtools.server_process import Client, ServerProcess
+
+from .datagen import memory_text
+
+RESULTS = Path(__file__).resolve().parent / "results" / "ingest.json"
+
+
+@contextmanager
+def database(name: str, scratch: Path) -> Iterator[str]:
+    if name == "sqlite":
+        yield f"sqlite:///{scratch / 'ingest.sqlite3'}"
+        return
+    (scratch / "seekdb").mkdir()
+    seekdb = SeekdbServer(scratch / "seekdb")
+    try:
+        yield seekdb.new_database_url()
+    finally:
+        seekdb.stop()
+
+
+def ingest(client: Client, scope_id: str, texts: Sequence[str], batch: int, seconds: float) -> int:
+    """Entries stored in `seconds`, `batch` per request (1: the single remember operation)."""
+    stored = 0
+    deadline = time.perf_counter() + seconds
+    offset = 0
+    while time.perf_counter() < deadline:
+        chunk = [texts[(offset + i) % len(texts)] for i in range(batch)]
+        offset += batch
+        if batch == 1:
+            path, body = "/v1/memory/remember", {"scope_id": scope_id, "text": chunk[0]}
+        else:
+            path, body = (
+                "/v1/memory/remember/batch",
+                {"scope_id": scope_id, "entries": [{"text": t} for t in chunk]},
+            )
+        status, answer = client.post(path, json.dumps(body, ensure_ascii=False).encode())
+        if status != 200:
+            raise RuntimeError(f"{path} answered {status}: {answer[:200]!r}")
+        stored += batch
+    return stored
+
+
+def measure(name: str, batch: int, seconds: float, scratch: Path) -> dict[str, Any]:
+    rng = random.Random(7)
+    texts = [memory_text(rng) for _ in range(4096)]
+    out: dict[str, Any] = {}
+    scratch.mkdir(parents=True)
+    with database(name, scratch) as url:
+        server = ServerProcess(url, scratch / f"server-{name}.log")
+        client = Client(server.port)
+        try:
+            for label, size in (("single", 1), ("batch", batch)):
+                scope_id = f"bench:ingest-{label}-{random.randrange(10**9)}"
+                status, _ = client.post("/v1/scopes", json.dumps({"scope_id": scope_id}).encode())
+                assert status == 201, status
+                cpu = server.cpu_seconds()
+                started = time.perf_counter()
+                stored = ingest(client, scope_id, texts, size, seconds)
+                elapsed = time.perf_counter() - started
+                out[label] = {
+                    "entries": stored,
+                    "entries_per_s": stored / elapsed,
+                    "cpu_ms_per_entry": (server.cpu_seconds() - cpu) * 1000 / stored,
+                }
+        finally:
+            client.close()
+            server.stop()
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.ingest", description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=10.0, help="Seconds per measurement (10).")
+    parser.add_argument("--batch", type=int, default=500, help="Entries per batch request (500).")
+    parser.add_argument("--databases", default="sqlite,oceanbase", help="Comma-separated backends.")
+    args = parser.parse_args(argv)
+    results: dict[str, Any] = {"batch": args.batch, "seconds": args.seconds}
+    with tempfile.TemporaryDirectory(prefix="pc-ingest-") as scratch:
+        for name in args.databases.split(","):
+            results[name] = measure(name, args.batch, args.seconds, Path(scratch) / name)
+    print(f"{'database':<10} {'one per request':>18} {f'batches of {args.batch}':>18} {'CPU ms/entry':>14}")
+    for name in args.databases.split(","):
+        single, batch = results[name]["single"], results[name]["batch"]
+        print(
+            f"{name:<10} {single['entries_per_s']:>14,.0f} /s {batch['entries_per_s']:>14,.0f} /s "
+            f"{single['cpu_ms_per_entry']:>6.2f} → {batch['cpu_ms_per_entry']:.2f}"
+        )
+    RESULTS.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
