@@ -402,7 +402,7 @@ def _seed(
         app.create_scope(ScopeCreateRequest(scope_id=scope_id, title=f"Reference {scope_id}"))
     app.create_scope(
         ScopeCreateRequest(
-            scope_id=MAIN_SCOPE, title="Benchmark project", context_references=REFERENCE_SCOPES
+            scope_id=MAIN_SCOPE, title="Benchmark project", context_references=list(REFERENCE_SCOPES)
         )
     )
     scopes = [MAIN_SCOPE, *REFERENCE_SCOPES]

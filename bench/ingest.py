@@ -49,6 +49,7 @@ def ingest(client: Client, scope_id: str, texts: Sequence[str], batch: int, seco
     offset = 0
     while time.perf_counter() < deadline:
         chunk = [texts[(offset + i) % len(texts)] for i in range(batch)]
+        body: dict[str, Any]
         offset += batch
         if batch == 1:
             path, body = "/v1/memory/remember", {"scope_id": scope_id, "text": chunk[0]}
