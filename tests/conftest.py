@@ -52,7 +52,8 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 
 class LiveServer:
-    """uvicorn serving `create_app` in a background thread on a socket bound before it starts."""
+    """uvicorn serving `create_app` in a background thread on a socket bound before it starts, with
+    the uvicorn options of `powercontext serve` (so its HTTP edge and limits), logging quieter."""
 
     def __init__(
         self,
@@ -61,7 +62,9 @@ class LiveServer:
         http: HttpSettings | None = None,
     ) -> None:
         from powercontext_server.app import create_app
+        from powercontext_server.http_edge import uvicorn_options
 
+        http = http or HttpSettings()
         self.application = application or open_application(settings)
         app = create_app(self.application, http)
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -69,7 +72,7 @@ class LiveServer:
         self._socket.bind(("127.0.0.1", 0))
         port = self._socket.getsockname()[1]
         self.base_url = f"http://127.0.0.1:{port}"
-        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+        config = uvicorn.Config(app, **{**uvicorn_options(http), "log_level": "warning", "lifespan": "off"})
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(
             target=self._server.run, kwargs={"sockets": [self._socket]}, name="live-server", daemon=True

@@ -15,7 +15,6 @@ import secrets
 import sys
 import warnings
 from collections.abc import Sequence
-from typing import Any
 
 import uvicorn
 from uvicorn.config import LOG_LEVELS
@@ -31,6 +30,7 @@ from powercontext_runtime import (
 from powercontext_runtime.store.copy import CopyFailed, CopyRefused, copy_store
 
 from .allocator import keep_freed_memory
+from .http_edge import raise_open_file_limit, uvicorn_options
 from .settings import HttpSettings
 
 logger = logging.getLogger("powercontext.server")
@@ -132,16 +132,9 @@ def serve(settings: Settings, http: HttpSettings) -> None:
     # Refuse a bad access configuration before opening the store.
     http.check_binding(load_access_policy(settings))
     keep_freed_memory()  # see allocator.py; workers do the same for themselves
+    raise_open_file_limit()  # before the options: they size the connection cap by it; workers inherit it
     application = open_application(settings)  # also creates or upgrades the schema, once
-    # Our own access line (with the request id) replaces uvicorn's; it never logs bodies or headers.
-    options: dict[str, Any] = {
-        "host": http.host,
-        "port": http.port,
-        "log_level": http.log_level,
-        "access_log": False,
-        "log_config": None,
-        "server_header": False,
-    }
+    options = uvicorn_options(http)
     if http.workers > 1:
         application.close()
         # Each worker process builds its own application from the environment; pin the database

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 
 from powercontext_api.models import ErrorDetail, ErrorResponse
@@ -58,6 +59,15 @@ class HttpError:
 INTERNAL_ERROR = HttpError(500, "internal_error", INTERNAL_ERROR_MESSAGE)
 PAYLOAD_TOO_LARGE = HttpError(413, "payload_too_large", "The request body is too large.")
 
+# Refusals at the HTTP edge (`http_edge.py`, `middleware.py`), mostly before any request exists.
+MALFORMED_REQUEST = HttpError(400, "malformed_request", "The request is not valid HTTP/1.1.")
+REQUEST_TIMEOUT = HttpError(408, "request_timeout", "The request was not received in time.")
+URI_TOO_LONG = HttpError(414, "uri_too_long", "The request target is too long.")
+HEADERS_TOO_LARGE = HttpError(431, "headers_too_large", "The request headers are too large.")
+OVERLOADED = HttpError(
+    503, "overloaded", "The server is at capacity; retry later.", headers={"Retry-After": "1"}
+)
+
 # Statuses the framework raises on its own (routing, media type, auth), with their wire codes.
 _FRAMEWORK_ERRORS: dict[int, HttpError] = {
     401: HttpError(
@@ -89,6 +99,8 @@ def http_error_for(exc: BaseException) -> HttpError:
         return _FRAMEWORK_ERRORS[415]
     if isinstance(exc, HTTPException):
         return _framework_error(exc)
+    if isinstance(exc, ClientDisconnect):
+        return REQUEST_TIMEOUT  # the body stopped arriving (or the client left): the client's doing
     return INTERNAL_ERROR
 
 

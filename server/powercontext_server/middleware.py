@@ -1,8 +1,11 @@
-"""The outermost ASGI layer: request id on every response, request body cap, one log line per request.
+"""The outer ASGI layers: the in-flight request limit, then request id on every response, request
+body cap and one log line per request.
 
-It sits outside connexion's whole stack, so framework errors and 500s get the request id too. The
-body cap holds for chunked bodies as well: a body without Content-Length is read up to the cap and
-replayed downstream with a Content-Length, which is also what connexion needs to see it at all.
+`EdgeMiddleware` sits outside connexion's whole stack, so framework errors and 500s get the request
+id too. The body cap holds for chunked bodies as well: a body without Content-Length is read up to
+the cap and replayed downstream with a Content-Length, which is also what connexion needs to see it
+at all. `ConcurrencyLimit` wraps the whole app at the HTTP edge (`http_edge.py` installs it) and
+only marks a request over the limit; `EdgeMiddleware` answers it, with its request id and log line.
 """
 
 from __future__ import annotations
@@ -13,11 +16,40 @@ import uuid
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .errors import PAYLOAD_TOO_LARGE, REQUEST_ID_HEADER, REQUEST_ID_SCOPE_KEY, HttpError
+from .errors import OVERLOADED, PAYLOAD_TOO_LARGE, REQUEST_ID_HEADER, REQUEST_ID_SCOPE_KEY, HttpError
 
 access_logger = logging.getLogger("powercontext.server.access")
 
 _REQUEST_ID_HEADER = REQUEST_ID_HEADER.lower().encode("latin-1")
+# Set by `ConcurrencyLimit` on a request beyond the limit; `EdgeMiddleware` answers it 503.
+OVERLOADED_SCOPE_KEY = "powercontext.overloaded"
+# Probes must get their answer precisely when the server is busiest.
+HEALTH_PATHS = frozenset({"/health/live", "/health/ready"})
+
+
+class ConcurrencyLimit:
+    """At most `limit` requests of this process in the application at once (health checks aside).
+
+    A request over the limit is refused at once rather than queued, so a burst costs the server
+    nothing but the refusals; the caller is told when to retry.
+    """
+
+    def __init__(self, app: ASGIApp, *, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+        self.in_flight = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in HEALTH_PATHS:
+            await self.app(scope, receive, send)
+        elif self.in_flight >= self.limit:
+            await self.app({**scope, OVERLOADED_SCOPE_KEY: True}, receive, send)
+        else:
+            self.in_flight += 1
+            try:
+                await self.app(scope, receive, send)
+            finally:
+                self.in_flight -= 1
 
 
 class EdgeMiddleware:
@@ -44,6 +76,9 @@ class EdgeMiddleware:
             await send(message)
 
         try:
+            if scope.get(OVERLOADED_SCOPE_KEY):
+                await _send_error(OVERLOADED, send_with_id)
+                return
             body_scope, body_receive = await self._capped(scope, receive)
             if body_scope is None:
                 await _send_error(PAYLOAD_TOO_LARGE, send_with_id)

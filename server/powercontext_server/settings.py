@@ -1,4 +1,5 @@
-"""HTTP settings of the server: where it listens, how many workers, body cap, log level.
+"""HTTP settings of the server: where it listens, how many workers, log level, and the limits of
+its HTTP edge (body and head size, time to send a request, requests and connections at once).
 
 Read once from `POWERCONTEXT_SERVER_*` environment variables (flags of `powercontext serve`
 override the address). The Runtime's own settings (store, policies, access) are
@@ -25,6 +26,12 @@ class HttpSettings:
     max_body_bytes: int = 1_048_576
     log_level: str = "info"
     workers: int = 1
+    max_head_bytes: int = 65_536
+    head_timeout_s: int = 10
+    body_timeout_s: int = 30
+    keep_alive_timeout_s: int = 5
+    max_concurrent_requests: int = 256
+    max_connections: int = 4096
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> HttpSettings:
@@ -35,9 +42,21 @@ class HttpSettings:
             max_body_bytes=positive_int(env, "POWERCONTEXT_SERVER_MAX_BODY_BYTES", 1_048_576),
             log_level=env.get("POWERCONTEXT_SERVER_LOG_LEVEL", "info").lower(),
             workers=positive_int(env, "POWERCONTEXT_SERVER_WORKERS", 1),
+            max_head_bytes=positive_int(env, "POWERCONTEXT_SERVER_MAX_HEAD_BYTES", 65_536),
+            head_timeout_s=positive_int(env, "POWERCONTEXT_SERVER_HEAD_TIMEOUT_S", 10),
+            body_timeout_s=positive_int(env, "POWERCONTEXT_SERVER_BODY_TIMEOUT_S", 30),
+            keep_alive_timeout_s=positive_int(env, "POWERCONTEXT_SERVER_KEEP_ALIVE_TIMEOUT_S", 5),
+            max_concurrent_requests=positive_int(env, "POWERCONTEXT_SERVER_MAX_CONCURRENT_REQUESTS", 256),
+            max_connections=positive_int(env, "POWERCONTEXT_SERVER_MAX_CONNECTIONS", 4096),
         )
         if settings.log_level not in LOG_LEVELS:
             raise ConfigurationError(f"POWERCONTEXT_SERVER_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}.")
+        # Connections beyond the requests in flight are what lets a health probe in during overload.
+        if settings.max_connections <= settings.max_concurrent_requests:
+            raise ConfigurationError(
+                "POWERCONTEXT_SERVER_MAX_CONNECTIONS must be greater than "
+                "POWERCONTEXT_SERVER_MAX_CONCURRENT_REQUESTS."
+            )
         return settings
 
     def check_binding(self, policy: AccessPolicy) -> None:
