@@ -20,7 +20,7 @@ READY_TIMEOUT_S = 90
 
 
 def seekdb_binary() -> Path:
-    import pylibseekdb
+    import pylibseekdb  # type: ignore[import-untyped]
 
     return Path(pylibseekdb.__file__).resolve().parent / "seekdb"
 
@@ -32,19 +32,27 @@ def free_port() -> int:
 
 
 class SeekdbServer:
-    def __init__(self, base_dir: Path) -> None:
+    """One seekdb process on `port` over `base_dir`. It can be paused (SIGSTOP: sockets stay open and
+    nothing answers), killed (SIGKILL) and started again on the same port and base directory, where
+    it recovers its data from the redo log."""
+
+    def __init__(self, base_dir: Path, port: int | None = None) -> None:
         self.base_dir = base_dir
-        self.port = free_port()
-        self._log = (base_dir / "seekdb.out").open("wb")
+        self.port = port or free_port()
+        self._log = (base_dir / "seekdb.out").open("ab")
+        self.process = self._launch()
+        self._wait_ready()
+
+    def _launch(self) -> subprocess.Popen[bytes]:
         # Note: seekdb listens on every interface whatever it is asked; tests connect to 127.0.0.1 only.
-        self.process = subprocess.Popen(
+        return subprocess.Popen(
             [
                 str(seekdb_binary()),
                 "--nodaemon",
                 "--port",
                 str(self.port),
                 "--base-dir",
-                str(base_dir),
+                str(self.base_dir),
                 "--log-level",
                 "WARN",
                 "--variable",
@@ -56,15 +64,25 @@ class SeekdbServer:
                 "--parameter",
                 "_lcl_op_interval=30ms",
             ],
-            cwd=base_dir,
+            cwd=self.base_dir,
             env={**os.environ, "TELEMETRY_ENABLED": "false"},
             stdout=self._log,
             stderr=subprocess.STDOUT,
         )
-        self._wait_ready()
 
-    def _connect(self) -> pymysql.connections.Connection:  # type: ignore[type-arg]
-        return pymysql.connect(host="127.0.0.1", port=self.port, user="root", password="", autocommit=True)
+    def _connect(self) -> pymysql.connections.Connection:
+        return pymysql.connect(
+            host="127.0.0.1",
+            port=self.port,
+            user="root",
+            password="",
+            autocommit=True,
+            # Bounded, so that waiting for a server that accepts connections but does not answer yet
+            # polls again instead of hanging.
+            connect_timeout=5,
+            read_timeout=30,
+            write_timeout=30,
+        )
 
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + READY_TIMEOUT_S
@@ -89,12 +107,42 @@ class SeekdbServer:
             cursor.execute(f"CREATE DATABASE {name}")
         return f"mysql+pymysql://root@127.0.0.1:{self.port}/{name}"
 
+    @property
+    def running(self) -> bool:
+        return self.process.poll() is None
+
+    def pause(self) -> None:
+        """SIGSTOP: the server hangs. Its sockets stay open, so clients connect and wait for answers."""
+        self.process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        self.process.send_signal(signal.SIGCONT)
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash: nothing is flushed or closed in order. `restart()` brings it back."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(timeout=30)
+
+    def restart(self) -> None:
+        """Stop the server if it runs (SIGTERM), then start it again on the same port and base
+        directory and wait until it answers; it keeps the databases and rows it had."""
+        if self.process.poll() is None:
+            self.resume()  # a paused process would not act on SIGTERM
+            self._terminate()
+        self.process = self._launch()
+        self._wait_ready()
+
+    def _terminate(self) -> None:
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
     def stop(self) -> None:
         if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
+            self.resume()
+            self._terminate()
         self._log.close()

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import os
+import signal
 import socket
 import subprocess
 import time
@@ -21,23 +23,36 @@ def free_port() -> int:
 
 
 class ServerProcess:
-    """`powercontext serve --port P` on 127.0.0.1 with the given database URL, default log level."""
+    """`powercontext serve --port P` on 127.0.0.1 with the given database URL, default log level.
 
-    def __init__(self, database_url: str, log_path: Path, extra_env: dict[str, str] | None = None) -> None:
-        self.port = free_port()
+    `kill()` ends it as a crash would (SIGKILL to it and every worker), and `restart()` starts it
+    again on the same port with the same environment."""
+
+    def __init__(
+        self,
+        database_url: str,
+        log_path: Path,
+        extra_env: dict[str, str] | None = None,
+        port: int | None = None,
+    ) -> None:
+        self.port = port or free_port()
         env = {k: v for k, v in os.environ.items() if not k.startswith("POWERCONTEXT_SERVER_")}
         env["POWERCONTEXT_SERVER_DATABASE_URL"] = database_url
         env["POWERCONTEXT_SERVER_DATA_DIR"] = str(log_path.parent)
         env.update(extra_env or {})
+        self._env = env
         self._log = log_path.open("ab")
-        self.process = subprocess.Popen(
+        self.process = self._launch()
+        self.pid = self.process.pid
+        self._wait_ready()
+
+    def _launch(self) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
             [str(POWERCONTEXT), "serve", "--host", "127.0.0.1", "--port", str(self.port)],
-            env=env,
+            env=self._env,
             stdout=self._log,
             stderr=subprocess.STDOUT,
         )
-        self.pid = self.process.pid
-        self._wait_ready()
 
     def _wait_ready(self, timeout: float = 60.0) -> None:
         deadline = time.monotonic() + timeout
@@ -85,14 +100,50 @@ class ServerProcess:
                     total += int(line.split()[1])
         return total
 
+    def kill(self) -> None:
+        """SIGKILL the server and its workers at once, as a crash: no request is finished and
+        nothing is closed in order. Returns when none of them runs any more."""
+        pids = self.processes() if self.process.poll() is None else []
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        self.process.wait(timeout=20)
+        deadline = time.monotonic() + 20
+        for pid in pids[1:]:  # workers, reparented once the server died: wait until they are gone
+            while _alive(pid):
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"server worker {pid} survived SIGKILL")
+                time.sleep(0.02)
+
+    def restart(self) -> None:
+        """Start the server again (after `kill()` or `stop()`) on the same port, database and
+        environment, and wait until it is ready."""
+        if self.process.poll() is None:
+            raise RuntimeError("the server is still running")
+        if self._log.closed:
+            self._log = Path(self._log.name).open("ab")  # noqa: SIM115 (closed by stop())
+        self.process = self._launch()
+        self.pid = self.process.pid
+        self._wait_ready()
+
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
         self._log.close()
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` still runs (a zombie, dead but not yet reaped, does not)."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return raw[raw.rindex(")") + 2] != "Z"
 
 
 class Client:

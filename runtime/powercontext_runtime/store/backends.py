@@ -3,6 +3,18 @@
 The store writes every statement once, in SQLite's spelling with `?` parameters. A backend turns it
 into its own: SQLite drops the `FOR UPDATE` of locking reads (its write transactions already hold
 the database lock), MySQL mode spells upserts `ON DUPLICATE KEY UPDATE` and parameters `%s`.
+
+An OceanBase server that stops answering must not hang requests. Opening a connection (TCP, login,
+session setup) and the first round trip of every transaction (`begin`) wait at most
+`connect_timeout`, 1 s by default: a request that starts while the server is down or hung fails
+with `RetrievalUnavailable` (503) within about that. The statements inside a transaction, and its
+commit, may wait `read_timeout`, 30 s by default: three times OceanBase's own default statement
+limit (`ob_query_timeout`, 10 s), so a heavy statement that the server is willing to run (a
+migration, a `copy-store` batch, a search mirror rebuild) ends, or fails with the server's own
+error, before the client gives up; only a server that stopped mid-transaction makes it wait that
+long. Both are settings of the database URL (`?connect_timeout=1&read_timeout=30`, seconds).
+A connection found dead when a transaction begins (the server was restarted since it was last used)
+is replaced once, at once, so the first requests after the database returns succeed.
 """
 
 from __future__ import annotations
@@ -10,10 +22,11 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Iterable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from . import mysql_schema, sqlite_schema
 from .conn import Conn as Conn  # re-exported: older callers import the protocols from here
@@ -191,6 +204,12 @@ class _MysqlConn:
         return cursor  # type: ignore[no-any-return]
 
 
+# Seconds. See the module docstring: connecting and beginning a transaction, then everything else.
+DEFAULT_CONNECT_TIMEOUT_S = 1.0
+DEFAULT_READ_TIMEOUT_S = 30.0
+_TIMEOUT_PARAMETERS = ("connect_timeout", "read_timeout")
+
+
 @dataclass(frozen=True)
 class MysqlTarget:
     host: str
@@ -198,23 +217,60 @@ class MysqlTarget:
     user: str
     password: str = ""
     database: str = ""
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S
+    read_timeout: float = DEFAULT_READ_TIMEOUT_S
 
 
 def mysql_target_from_url(url: str) -> MysqlTarget:
-    """`mysql+pymysql://user:password@host:port/database` (the password may be empty)."""
+    """`mysql+pymysql://user:password@host:port/database` (the password may be empty), optionally
+    followed by `?connect_timeout=S&read_timeout=S` (seconds, positive)."""
     parts = urlsplit(url)
     if parts.scheme not in ("mysql", "mysql+pymysql", "mysql+oceanbase") or not parts.hostname:
         raise ValueError("An OceanBase URL looks like mysql+pymysql://user:password@host:port/database")
     database = parts.path.lstrip("/")
     if not database:
         raise ValueError("The OceanBase URL must name a database: mysql+pymysql://user@host:port/database")
+    timeouts = {"connect_timeout": DEFAULT_CONNECT_TIMEOUT_S, "read_timeout": DEFAULT_READ_TIMEOUT_S}
+    for name, raw in parse_qsl(parts.query, keep_blank_values=True):
+        if name not in _TIMEOUT_PARAMETERS:
+            raise ValueError(
+                f"The OceanBase URL has an unknown parameter {name!r}; it accepts "
+                + " and ".join(_TIMEOUT_PARAMETERS)
+                + "."
+            )
+        timeouts[name] = _seconds(name, raw)
     return MysqlTarget(
         host=parts.hostname,
         port=parts.port or 2881,
         user=unquote(parts.username or "root"),
         password=unquote(parts.password or ""),
         database=database,
+        connect_timeout=timeouts["connect_timeout"],
+        read_timeout=timeouts["read_timeout"],
     )
+
+
+def _seconds(name: str, raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if not 0 < value <= 86_400:  # also refuses nan and inf
+        raise ValueError(f"The OceanBase URL's {name} must be a number of seconds above 0 (at most 86400).")
+    return value
+
+
+def _wait(raw: Any, seconds: float) -> None:
+    """How long a pymysql connection waits for each packet it sends or awaits from now on. pymysql
+    reads these two attributes before every packet (it has no public setter); kept equal, they
+    cost one `settimeout` when they change and none per packet."""
+    raw._read_timeout = raw._write_timeout = seconds
+
+
+def _lost_at_once(exc: Exception, raw: Any) -> bool:
+    """The connection turned out closed, and not by a timeout: its server went away since it was
+    last used (it was restarted or killed), rather than being slow or hung now."""
+    return not raw.open and not isinstance(exc.__context__, TimeoutError)
 
 
 @dataclass(frozen=True)
@@ -234,8 +290,13 @@ class MysqlBackend:
         object.__setattr__(self, "duplicate_key", pymysql.err.IntegrityError)
 
     def connect(self) -> Conn:
+        return _MysqlConn(self._open())
+
+    def _open(self) -> Any:
+        """A session, every step of which (TCP, login, setup) waits at most `connect_timeout`."""
         import pymysql
 
+        short = self.target.connect_timeout
         raw = pymysql.connect(
             host=self.target.host,
             port=self.target.port,
@@ -244,21 +305,45 @@ class MysqlBackend:
             database=self.target.database,
             charset="utf8mb4",
             autocommit=True,
+            connect_timeout=short,
+            read_timeout=short,
+            write_timeout=short,
         )
-        with raw.cursor() as cursor:
-            cursor.execute("SET SESSION time_zone = '+00:00'")
-        return _MysqlConn(raw)
+        try:
+            with raw.cursor() as cursor:
+                cursor.execute("SET SESSION time_zone = '+00:00'")
+        except BaseException:
+            if raw.open:
+                with suppress(pymysql.err.Error):
+                    raw.close()
+            raise
+        _wait(raw, self.target.read_timeout)  # statements outside `begin` (copy-store's) wait as long
+        return raw
 
     def begin(self, conn: Conn, write: bool) -> None:
+        """Start a transaction, waiting at most `connect_timeout` for the server's answer; the
+        transaction's statements then wait up to `read_timeout`. A connection found closed at once
+        (its server went away and came back since) is replaced by a new one, once."""
         assert isinstance(conn, _MysqlConn)
+        try:
+            self._start(conn.raw, write)
+        except self.errors as exc:
+            if not _lost_at_once(exc, conn.raw):
+                raise
+            conn.raw = self._open()
+            self._start(conn.raw, write)
+
+    def _start(self, raw: Any, write: bool) -> None:
+        _wait(raw, self.target.connect_timeout)
         if write:
             # READ COMMITTED (the session's level): a write reads what it locked, as of now.
-            conn.raw.begin()
-            return
-        # A read sees one snapshot throughout, as SQLite's read transactions do.
-        with conn.raw.cursor() as cursor:
-            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            cursor.execute("START TRANSACTION READ ONLY")
+            raw.begin()
+        else:
+            # A read sees one snapshot throughout, as SQLite's read transactions do.
+            with raw.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                cursor.execute("START TRANSACTION READ ONLY")
+        _wait(raw, self.target.read_timeout)
 
     def commit(self, conn: Conn) -> None:
         assert isinstance(conn, _MysqlConn)

@@ -87,9 +87,12 @@ class SqlStore:
         errors = self._backend.errors
         try:
             conn = self._conn()
+        except errors as exc:
+            raise RetrievalUnavailable() from exc
+        try:
             self._backend.begin(conn, write)
         except errors as exc:
-            self._local.conn = None  # a broken connection is not reused
+            self._discard(conn)
             raise RetrievalUnavailable() from exc
         try:
             yield conn
@@ -98,13 +101,21 @@ class SqlStore:
             try:
                 self._backend.rollback(conn)
             except errors:
-                self._local.conn = None
+                self._discard(conn)
             if isinstance(exc, self._backend.duplicate_key) and not isinstance(exc, PowerContextError):
                 # Two writers raced to create the same row: the later one lost.
                 raise RevisionConflict("A concurrent write changed the same data.") from exc
             if isinstance(exc, errors):
                 raise RetrievalUnavailable() from exc
             raise
+
+    def _discard(self, conn: Conn) -> None:
+        """A broken connection is closed and never reused (the next transaction opens another)."""
+        self._local.conn = None
+        with self._lock, suppress(ValueError):
+            self._connections.remove(conn)
+        with suppress(*self._backend.errors):
+            self._backend.close(conn)
 
     def _migrate(self) -> None:
         with self._transaction(write=True) as conn:
