@@ -14,6 +14,7 @@ from powercontext_api.models import (
     Candidate,
     CandidateList,
     Capabilities,
+    EntryErasure,
     Experience,
     ExperienceSearchResult,
     HealthStatus,
@@ -23,6 +24,7 @@ from powercontext_api.models import (
     PreparedContext,
     RememberBatchResult,
     ScopeDescriptor,
+    ScopeErasure,
     ScopeList,
     Topic,
     TopicSearchResult,
@@ -121,6 +123,11 @@ class AsyncPowerContextClient:
         """`POST /v1/scopes`. A taken `scope_id` raises `ConflictError`."""
         return await self._send(ops.create_scope(scope_id, title, summary, context_references))
 
+    async def delete_scope(self, scope_id: str) -> ScopeErasure:
+        """`DELETE /v1/scopes/{scope_id}`: erase the Scope and all it holds (needs `scope.erase`);
+        a Scope another Scope references is a 409 `scope_referenced`."""
+        return await self._send(ops.delete_scope(scope_id))
+
     async def get_scope(self, scope_id: str) -> ScopeDescriptor:
         """`GET /v1/scopes/{scope_id}`."""
         return await self._send(ops.get_scope(scope_id))
@@ -170,6 +177,11 @@ class AsyncPowerContextClient:
     async def revise_memory_entry(self, scope_id: str, citation: CitationArg, text: str) -> MemoryEntry:
         """`POST /v1/memory/entries/revise`: replace the text of the entry a head citation names."""
         return await self._send(ops.revise_memory_entry(scope_id, citation, text))
+
+    async def erase_memory_entry(self, scope_id: str, entry_id: str) -> EntryErasure:
+        """`POST /v1/memory/entries/erase`: delete every version of an entry (needs `scope.erase`);
+        its citations then read as 410 `entry_erased`."""
+        return await self._send(ops.erase_memory_entry(scope_id, entry_id))
 
     async def retire_memory_entry(self, scope_id: str, citation: CitationArg) -> MemoryEntry:
         """`POST /v1/memory/entries/retire`: retire the entry a head citation names."""

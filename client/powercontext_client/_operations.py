@@ -29,6 +29,8 @@ from powercontext_api.models import (
     CandidateList,
     Capabilities,
     EntryCitationRequest,
+    EntryEraseRequest,
+    EntryErasure,
     ErrorResponse,
     Experience,
     ExperienceGetRequest,
@@ -54,6 +56,7 @@ from powercontext_api.models import (
     ReviseEntryRequest,
     ScopeCreateRequest,
     ScopeDescriptor,
+    ScopeErasure,
     ScopeList,
     ScopeUpdateRequest,
     SearchRequest,
@@ -214,6 +217,10 @@ def get_scope(scope_id: str) -> Call[ScopeDescriptor]:
     return Call(ops.GET_SCOPE, path_params={"scope_id": _scope_id(scope_id)})
 
 
+def delete_scope(scope_id: str) -> Call[ScopeErasure]:
+    return Call(ops.DELETE_SCOPE, path_params={"scope_id": _scope_id(scope_id)})
+
+
 def list_scopes(limit: int | None, cursor: str | None) -> Call[ScopeList]:
     params: dict[str, str | int] = {}
     if limit is not None:
@@ -274,6 +281,11 @@ def revise_memory_entry(scope_id: str, citation: CitationArg, text: str) -> Call
 def retire_memory_entry(scope_id: str, citation: CitationArg) -> Call[MemoryEntry]:
     request = build(EntryCitationRequest, scope_id=scope_id, citation=citation)
     return Call(ops.RETIRE_MEMORY_ENTRY, body=dump(request))
+
+
+def erase_memory_entry(scope_id: str, entry_id: str) -> Call[EntryErasure]:
+    request = build(EntryEraseRequest, scope_id=scope_id, entry_id=entry_id)
+    return Call(ops.ERASE_MEMORY_ENTRY, body=dump(request))
 
 
 def get_memory_entry(scope_id: str, citation: CitationArg) -> Call[MemoryEntry]:

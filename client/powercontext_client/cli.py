@@ -185,6 +185,17 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
     _add_reference_option(sub)
     sub = command("get-scope", "Show one Scope.", _get_scope)
     _add_scope_argument(sub)
+    sub = command(
+        "delete-scope",
+        "Erase a Scope with everything it holds; asks for --yes.",
+        _delete_scope,
+        description=(
+            "Erase the Scope and every entry, revision, candidate and index row it holds, for good "
+            "(needs scope.erase). Refused while another Scope references it."
+        ),
+    )
+    _add_scope_argument(sub)
+    sub.add_argument("--yes", action="store_true", help="Confirm the erasure (required).")
     sub = command("list-scopes", "List the Scopes you may read, in id order, one page.", _list_scopes)
     _add_page_options(sub, limit_help="Scopes per page (server default 50, at most 200).")
     sub = command(
@@ -236,6 +247,13 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
     _add_scope_argument(sub)
     _add_citation_argument(sub)
     sub.add_argument("text", metavar="TEXT", help="The new text; - reads it from standard input.")
+    sub = command(
+        "erase-memory-entry",
+        "Erase every version of an entry for good (needs scope.erase).",
+        _erase_memory_entry,
+    )
+    _add_scope_argument(sub)
+    sub.add_argument("entry_id", metavar="ENTRY_ID", help="The entry, such as entry-3.")
     sub = command("retire-memory-entry", "Retire the entry a head citation names.", _retire_memory_entry)
     _add_scope_argument(sub)
     _add_citation_argument(sub)
@@ -495,6 +513,16 @@ def _create_scope(pc: PowerContextClient, args: argparse.Namespace) -> BaseModel
 
 def _get_scope(pc: PowerContextClient, args: argparse.Namespace) -> BaseModel:
     return pc.get_scope(args.scope_id)
+
+
+def _delete_scope(pc: PowerContextClient, args: argparse.Namespace) -> BaseModel:
+    if not args.yes:
+        raise UsageError("delete-scope erases the Scope for good: add --yes to confirm")
+    return pc.delete_scope(args.scope_id)
+
+
+def _erase_memory_entry(pc: PowerContextClient, args: argparse.Namespace) -> BaseModel:
+    return pc.erase_memory_entry(args.scope_id, args.entry_id)
 
 
 def _list_scopes(pc: PowerContextClient, args: argparse.Namespace) -> BaseModel:

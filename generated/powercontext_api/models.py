@@ -235,6 +235,39 @@ class RememberBatchResult(BaseModel):
     citations: list[MemoryCitation]
 
 
+class EntryEraseRequest(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    scope_id: Annotated[
+        StrictStr,
+        Field(
+            description='A caller-chosen Scope id such as `project:demo`: not blank, without control characters, `/` or `%`, so it always stands in a URL path and reads back as written.',
+            max_length=256,
+            min_length=1,
+            pattern='^[^/%\\u0000-\\u001f\\u007f-\\u009f]*[^/%\\u0000-\\u001f\\u007f-\\u009f\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^/%\\u0000-\\u001f\\u007f-\\u009f]*$',
+        ),
+    ]
+    entry_id: Annotated[StrictStr, Field(max_length=128, min_length=1)]
+
+
+class EntryErasure(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    scope_id: StrictStr
+    entry_id: StrictStr
+    versions: Annotated[StrictInt, Field(description='How many versions of the entry were erased.')]
+    memory_revision: Annotated[StrictInt, Field(description='The Memory revision the erasure committed.')]
+
+
+class ScopeErasure(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    scope_id: StrictStr
+
+
 class ReviseEntryRequest(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -732,6 +765,18 @@ class GetScopeParameters(BaseModel):
 
 
 class UpdateScopeParameters(BaseModel):
+    scope_id: Annotated[
+        StrictStr,
+        Field(
+            description='A caller-chosen Scope id such as `project:demo`: not blank, without control characters, `/` or `%`, so it always stands in a URL path and reads back as written.',
+            max_length=256,
+            min_length=1,
+            pattern='^[^/%\\u0000-\\u001f\\u007f-\\u009f]*[^/%\\u0000-\\u001f\\u007f-\\u009f\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^/%\\u0000-\\u001f\\u007f-\\u009f]*$',
+        ),
+    ]
+
+
+class DeleteScopeParameters(BaseModel):
     scope_id: Annotated[
         StrictStr,
         Field(

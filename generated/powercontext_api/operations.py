@@ -171,6 +171,28 @@ UPDATE_SCOPE: Operation[models.ScopeDescriptor] = Operation(
     },
 )
 
+DELETE_SCOPE: Operation[models.ScopeErasure] = Operation(
+    operation_id='delete_scope',
+    method='DELETE',
+    path='/v1/scopes/{scope_id}',
+    access='scope.erase',
+    status=200,
+    response_model=models.ScopeErasure,
+    parameters=(
+        Parameter('scope_id', 'path', True, False),
+    ),
+    parameters_model=models.DeleteScopeParameters,
+    responses={
+        200: models.ScopeErasure,
+        401: models.ErrorResponse,
+        403: models.ErrorResponse,
+        404: models.ErrorResponse,
+        409: models.ErrorResponse,
+        422: models.ErrorResponse,
+        503: models.ErrorResponse,
+    },
+)
+
 REMEMBER: Operation[models.MemoryEntry] = Operation(
     operation_id='remember',
     method='POST',
@@ -265,6 +287,27 @@ GET_MEMORY_ENTRY: Operation[models.MemoryEntry] = Operation(
         401: models.ErrorResponse,
         403: models.ErrorResponse,
         404: models.ErrorResponse,
+        410: models.ErrorResponse,
+        422: models.ErrorResponse,
+        503: models.ErrorResponse,
+    },
+)
+
+ERASE_MEMORY_ENTRY: Operation[models.EntryErasure] = Operation(
+    operation_id='erase_memory_entry',
+    method='POST',
+    path='/v1/memory/entries/erase',
+    access='scope.erase',
+    status=200,
+    response_model=models.EntryErasure,
+    body_model=models.EntryEraseRequest,
+    body_required=True,
+    responses={
+        200: models.EntryErasure,
+        401: models.ErrorResponse,
+        403: models.ErrorResponse,
+        404: models.ErrorResponse,
+        410: models.ErrorResponse,
         422: models.ErrorResponse,
         503: models.ErrorResponse,
     },
@@ -590,11 +633,13 @@ OPERATIONS: tuple[Operation[BaseModel], ...] = (
     CREATE_SCOPE,
     GET_SCOPE,
     UPDATE_SCOPE,
+    DELETE_SCOPE,
     REMEMBER,
     REMEMBER_BATCH,
     REVISE_MEMORY_ENTRY,
     RETIRE_MEMORY_ENTRY,
     GET_MEMORY_ENTRY,
+    ERASE_MEMORY_ENTRY,
     LIST_MEMORY_ENTRIES,
     SEARCH_MEMORY,
     PREPARE_CONTEXT,

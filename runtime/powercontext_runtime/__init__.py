@@ -25,6 +25,7 @@ from .application import ScopedContextApplication
 from .bootstrap import backend_for, open_application, open_store
 from .config import ConfigurationError, Settings
 from .errors import (
+    EntryErased,
     EntryNotFound,
     ErrorItem,
     InvalidRequest,
@@ -33,12 +34,14 @@ from .errors import (
     RevisionConflict,
     ScopeAlreadyExists,
     ScopeNotFound,
+    ScopeReferenced,
 )
 
 __all__ = [
     "FULL_ACCESS",
     "AccessPolicy",
     "ConfigurationError",
+    "EntryErased",
     "EntryNotFound",
     "ErrorItem",
     "Forbidden",
@@ -50,6 +53,7 @@ __all__ = [
     "RevisionConflict",
     "ScopeAlreadyExists",
     "ScopeNotFound",
+    "ScopeReferenced",
     "ScopedContextApplication",
     "Settings",
     "Unauthenticated",

@@ -20,7 +20,9 @@ from powercontext_api.models import (
     Assembly,
     CandidateDecisionRequest,
     CandidateGetRequest,
+    DeleteScopeParameters,
     EntryCitationRequest,
+    EntryEraseRequest,
     ExperienceGetRequest,
     GetArtifactRevisionParameters,
     GetScopeParameters,
@@ -190,6 +192,13 @@ class ScopedContextApplication:
         )
         return responses.scope(scope)
 
+    @operation
+    def delete_scope(
+        self, target: DeleteScopeParameters, *, principal: Principal = FULL_ACCESS
+    ) -> wire.ScopeErasure:
+        self._store.delete_scope(target.scope_id)
+        return wire.ScopeErasure(scope_id=target.scope_id)
+
     # Memory -------------------------------------------------------------------------------------
     @operation
     def remember(self, request: RememberRequest, *, principal: Principal = FULL_ACCESS) -> wire.MemoryEntry:
@@ -205,6 +214,15 @@ class ScopedContextApplication:
         entries = [(entry.text, entry.kind) for entry in request.entries]
         citations = self._store.remember_batch(request.scope_id, entries, expected)
         return wire.RememberBatchResult(citations=[responses.citation(c) for c in citations])
+
+    @operation
+    def erase_memory_entry(
+        self, request: EntryEraseRequest, *, principal: Principal = FULL_ACCESS
+    ) -> wire.EntryErasure:
+        revision, versions = self._store.erase_memory_entry(request.scope_id, request.entry_id)
+        return wire.EntryErasure(
+            scope_id=request.scope_id, entry_id=request.entry_id, versions=versions, memory_revision=revision
+        )
 
     @operation
     def revise_memory_entry(

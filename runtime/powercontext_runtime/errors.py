@@ -37,6 +37,14 @@ class EntryNotFound(PowerContextError):
     """A citation names no stored item in an existing Scope."""
 
 
+class EntryErased(PowerContextError):
+    """A citation names an entry that was erased: every version of it is gone for good."""
+
+
+class ScopeReferenced(PowerContextError):
+    """A Scope another Scope lists among its Context References cannot be erased."""
+
+
 class ScopeAlreadyExists(PowerContextError):
     """`create_scope` with an id that is taken."""
 

@@ -18,6 +18,7 @@ from starlette.responses import Response
 
 from powercontext_api.models import ErrorDetail, ErrorResponse
 from powercontext_runtime import (
+    EntryErased,
     EntryNotFound,
     ErrorItem,
     Forbidden,
@@ -27,6 +28,7 @@ from powercontext_runtime import (
     RevisionConflict,
     ScopeAlreadyExists,
     ScopeNotFound,
+    ScopeReferenced,
     Unauthenticated,
 )
 
@@ -115,6 +117,12 @@ def _runtime_error(exc: PowerContextError) -> HttpError:
         return HttpError(404, "scope_not_found", "The requested Scope was not found.")
     if isinstance(exc, EntryNotFound):
         return HttpError(404, "entry_not_found", "The cited entry was not found.")
+    if isinstance(exc, EntryErased):
+        return HttpError(410, "entry_erased", "The cited entry was erased.")
+    if isinstance(exc, ScopeReferenced):
+        return HttpError(
+            409, "scope_referenced", "Another Scope references this Scope; remove the reference first."
+        )
     if isinstance(exc, ScopeAlreadyExists):
         return HttpError(409, "scope_exists", "A Scope with this id already exists.")
     if isinstance(exc, RevisionConflict):

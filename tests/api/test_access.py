@@ -212,6 +212,13 @@ OPERATIONS: list[tuple[str, str, Request]] = [
         "scope.write",
         lambda w, s: ("PUT", f"/v1/scopes/{s}", {"expected_version": 99, "title": "x"}),
     ),
+    # No principal here holds scope.erase, not even the one with every other action: both are 403.
+    (
+        "erase_memory_entry",
+        "scope.erase",
+        lambda w, s: ("POST", "/v1/memory/entries/erase", {"scope_id": s, "entry_id": "entry-1"}),
+    ),
+    ("delete_scope", "scope.erase", lambda w, s: ("DELETE", f"/v1/scopes/{s}", None)),
     (
         "create_scope",
         "server.admin",

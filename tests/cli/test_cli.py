@@ -315,6 +315,22 @@ def test_remember_batch_reports_what_earlier_batches_stored(cli: Run, tmp_path: 
     assert (refused.code, refused.err.strip()) == (2, "powercontext: line 1 of FILE is not JSON")
 
 
+def test_erase_and_delete_commands(cli: Run) -> None:
+    assert cli("create-scope", "project:demo").code == 0
+    entry = cli("remember", "project:demo", "A passing thought.", "--json").json
+    erased = cli("erase-memory-entry", "project:demo", "entry-1", "--json").json
+    assert erased == {"scope_id": "project:demo", "entry_id": "entry-1", "versions": 1, "memory_revision": 2}
+    gone = cli("get-memory-entry", "project:demo", json.dumps(entry))
+    assert gone.code == 1 and "HTTP 410 entry_erased" in gone.err
+    unconfirmed = cli("delete-scope", "project:demo")
+    assert (unconfirmed.code, unconfirmed.err.strip()) == (
+        2,
+        "powercontext: delete-scope erases the Scope for good: add --yes to confirm",
+    )
+    assert cli("delete-scope", "project:demo", "--yes", "--json").json == {"scope_id": "project:demo"}
+    assert "HTTP 404 scope_not_found" in cli("get-scope", "project:demo").err
+
+
 def test_scope_commands(cli: Run) -> None:
     session(cli)
     shown = cli("get-scope", "project:demo").text

@@ -227,3 +227,21 @@ def test_a_batch_is_indexed_and_replayed_exactly_as_single_writes(
         assert texts(stranger, query) == reference_ranking(db, "s:1", query, 5), query
     for store in (writer, replaying, stranger):
         store.close()
+
+
+def test_a_key_that_comes_back_after_an_erasure_is_a_new_document(tmp_path: Path) -> None:
+    """SQLite hands out the highest key again once its row is gone: a mirror that saw the erased
+    document must index the new one under that key, with its own terms."""
+    db = tmp_path / "db.sqlite3"
+    writer, reader = SqlStore(SqliteBackend(str(db))), SqlStore(SqliteBackend(str(db)))
+    writer.create_scope(Scope("s:1", "", "", (), 1))
+    writer.remember("s:1", "alpha heron", "fact", None)
+    writer.remember("s:1", "heron heron heron gamma", "fact", None)
+    assert texts(reader, "heron") == ["heron heron heron gamma", "alpha heron"]
+    writer.erase_memory_entry("s:1", "entry-2")
+    writer.remember("s:1", "delta heron", "fact", None)  # takes the erased version's key
+    for store in (reader, writer):
+        for query in ("heron", "delta", "gamma"):
+            assert texts(store, query) == reference_ranking(db, "s:1", query, 5), query
+    reader.close()
+    writer.close()

@@ -17,7 +17,8 @@ Digest = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 class _GrantFile(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     actions: Annotated[
-        tuple[Literal["scope.read", "scope.write", "scope.review", "server.admin"], ...], Field(min_length=1)
+        tuple[Literal["scope.read", "scope.write", "scope.review", "scope.erase", "server.admin"], ...],
+        Field(min_length=1),
     ]
     scopes: Annotated[tuple[Annotated[str, StringConstraints(min_length=1)], ...], Field(min_length=1)]
 

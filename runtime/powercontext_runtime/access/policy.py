@@ -15,8 +15,8 @@ from typing import Literal
 
 from ..errors import PowerContextError
 
-Action = Literal["scope.read", "scope.write", "scope.review", "server.admin"]
-ACTIONS: tuple[Action, ...] = ("scope.read", "scope.write", "scope.review", "server.admin")
+Action = Literal["scope.read", "scope.write", "scope.review", "scope.erase", "server.admin"]
+ACTIONS: tuple[Action, ...] = ("scope.read", "scope.write", "scope.review", "scope.erase", "server.admin")
 
 
 class Unauthenticated(PowerContextError):

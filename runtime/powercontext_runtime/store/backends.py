@@ -19,6 +19,7 @@ is replaced once, at once, so the first requests after the database returns succ
 
 from __future__ import annotations
 
+import logging
 import re
 import sqlite3
 from collections.abc import Iterable, Sequence
@@ -33,6 +34,8 @@ from .conn import Conn as Conn  # re-exported: older callers import the protocol
 from .conn import Cursor as Cursor
 from .migrations import Migration
 from .sqlite_checkpoint import AUTOCHECKPOINT_BACKSTOP_PAGES, WalCheckpointer
+
+logger = logging.getLogger("powercontext.store")
 
 
 class Backend(Protocol):
@@ -63,6 +66,10 @@ class Backend(Protocol):
     def rollback(self, conn: Conn) -> None: ...
 
     def close(self, conn: Conn) -> None: ...
+
+    def purge(self, conn: Conn) -> None:
+        """After an erasure committed, outside any transaction: make the deleted bytes leave the
+        database's files as far as this backend can."""
 
     def stop(self) -> None:
         """After the last connection closed: end anything the backend runs on its own."""
@@ -121,6 +128,8 @@ class SqliteBackend:
             "synchronous=NORMAL",
             f"wal_autocheckpoint={AUTOCHECKPOINT_BACKSTOP_PAGES}",
             "foreign_keys=ON",
+            # Deleted rows are overwritten with zeros, so an erased text leaves the file's pages.
+            "secure_delete=ON",
             f"busy_timeout={_BUSY_TIMEOUT_MS}",
         ):
             raw.execute(f"PRAGMA {pragma}")
@@ -146,6 +155,15 @@ class SqliteBackend:
     def close(self, conn: Conn) -> None:
         assert isinstance(conn, _SqliteConn)
         conn.raw.close()
+
+    def purge(self, conn: Conn) -> None:
+        """Copy the log into the database and truncate it: its frames still hold the pages as they
+        were before the erasure. Waits for readers up to the busy timeout; if they outlast it, the
+        next erasure's checkpoint takes the frames with it."""
+        assert isinstance(conn, _SqliteConn)
+        busy, _, _ = conn.raw.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if busy:
+            logger.warning("the write-ahead log could not be truncated after an erasure: readers stayed")
 
     def stop(self) -> None:
         if self.checkpointer is not None:
@@ -356,6 +374,10 @@ class MysqlBackend:
     def close(self, conn: Conn) -> None:
         assert isinstance(conn, _MysqlConn)
         conn.raw.close()
+
+    def purge(self, conn: Conn) -> None:
+        """Nothing to do from a session: OceanBase drops deleted rows' older versions from its
+        data files at its next major compaction (see docs/erasure.md)."""
 
     def stop(self) -> None:
         """Nothing runs on its own: the server does its own housekeeping."""

@@ -51,6 +51,9 @@ class Store(Protocol):
     ) -> Scope:
         """Apply the given fields and bump `version`. `ScopeNotFound`, `RevisionConflict`, `InvalidRequest`."""
 
+    def delete_scope(self, scope_id: str) -> None:
+        """Delete the Scope and all it holds; `ScopeReferenced` while another Scope references it."""
+
     # Memory -------------------------------------------------------------------------------------
     def remember(self, scope_id: str, text: str, kind: str, expected_revision: int | None) -> MemoryEntry:
         """Add an entry; commits the next Memory revision."""
@@ -59,6 +62,10 @@ class Store(Protocol):
         self, scope_id: str, entries: Sequence[tuple[str, str]], expected_revision: int | None
     ) -> list[MemoryCitation]:
         """Add (text, kind) entries in order in one transaction, one Memory revision each."""
+
+    def erase_memory_entry(self, scope_id: str, entry_id: str) -> tuple[int, int]:
+        """Delete every version of an entry; (the Memory revision committed, versions erased).
+        `EntryNotFound`, or `EntryErased` when it is already gone."""
 
     def revise_memory_entry(self, scope_id: str, citation: MemoryCitation, text: str) -> MemoryEntry:
         """New version of the cited entry; `RevisionConflict` unless the citation names its head version."""

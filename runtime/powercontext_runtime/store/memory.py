@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..errors import EntryNotFound, RevisionConflict, ScopeNotFound
+from ..errors import EntryErased, EntryNotFound, RevisionConflict, ScopeNotFound
 from ..models import (
     MEMORY_ARTIFACT_ID,
     MEMORY_FAMILY,
@@ -133,6 +133,41 @@ def retire_memory_entry(conn: Conn, scope_id: str, citation: MemoryCitation) -> 
     )
 
 
+def erase_memory_entry(conn: Conn, scope_id: str, entry_id: str) -> tuple[int, int]:
+    """Delete every version of the entry and its index rows, keep only a tombstone of its id;
+    commits the next Memory revision. Returns (that revision, how many versions were erased)."""
+    scope_key, revision = _scope_memory(conn, scope_id, lock=True)
+    _refuse_erased(conn, scope_key, entry_id)
+    versions = conn.execute(
+        "SELECT version_key, text, removed_revision FROM memory_entry_versions WHERE scope_key = ? AND entry_id = ?",
+        (scope_key, entry_id),
+    ).fetchall()
+    if not versions:
+        raise EntryNotFound()
+    revision += 1
+    for version_key, text, removed in versions:
+        if removed is None:  # the live head is indexed; earlier versions left the index when replaced
+            sql_search.unindex_document(conn, scope_key, MEMORY_FAMILY, int(version_key), text)
+    sql_search.forget_documents(conn, scope_key, MEMORY_FAMILY, [int(row[0]) for row in versions])
+    conn.execute(
+        "DELETE FROM memory_entry_versions WHERE scope_key = ? AND entry_id = ?", (scope_key, entry_id)
+    )
+    conn.execute("DELETE FROM memory_entries WHERE scope_key = ? AND entry_id = ?", (scope_key, entry_id))
+    conn.execute(
+        "INSERT INTO memory_erasures (scope_key, entry_id, erased_revision) VALUES (?, ?, ?)",
+        (scope_key, entry_id, revision),
+    )
+    _commit_revision(conn, scope_key, revision, "erase", entry_id)
+    return revision, len(versions)
+
+
+def _refuse_erased(conn: Conn, scope_key: int, entry_id: str) -> None:
+    if conn.execute(
+        "SELECT 1 FROM memory_erasures WHERE scope_key = ? AND entry_id = ?", (scope_key, entry_id)
+    ).fetchone():
+        raise EntryErased()
+
+
 def get_memory_entry(conn: Conn, scope_id: str, citation: MemoryCitation) -> MemoryEntry | None:
     scope_key, head_revision = _scope_memory(conn, scope_id)
     row = conn.execute(
@@ -143,6 +178,7 @@ def get_memory_entry(conn: Conn, scope_id: str, citation: MemoryCitation) -> Mem
         (scope_key, citation.entry_id, citation.entry_version_id),
     ).fetchone()
     if row is None:
+        _refuse_erased(conn, scope_key, citation.entry_id)
         return None
     text, kind, added, removed, retired = row
     if not _citation_resolves(citation.revision, head_revision, added, removed, retired):
@@ -242,6 +278,7 @@ def _head_version(conn: Conn, scope_id: str, citation: MemoryCitation) -> tuple[
         (scope_key, citation.entry_id, citation.entry_version_id),
     ).fetchone()
     if row is None:
+        _refuse_erased(conn, scope_key, citation.entry_id)
         raise EntryNotFound()
     version_key, version_number, added, removed, kind, retired = row
     if not _citation_resolves(citation.revision, revision, added, removed, retired):

@@ -175,4 +175,15 @@ MIGRATIONS: tuple[Migration, ...] = (
         """,
         after=reindex,
     ),
+    Migration(
+        6,
+        f"""
+        CREATE TABLE memory_erasures (
+            scope_key BIGINT NOT NULL,
+            entry_id VARCHAR(128) NOT NULL,
+            erased_revision BIGINT NOT NULL,
+            PRIMARY KEY (scope_key, entry_id)
+        ) {_TABLE}
+        """,
+    ),
 )

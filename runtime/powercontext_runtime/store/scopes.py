@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..errors import InvalidRequest, RevisionConflict, ScopeAlreadyExists, ScopeNotFound
+from ..errors import InvalidRequest, RevisionConflict, ScopeAlreadyExists, ScopeNotFound, ScopeReferenced
 from ..models import Scope
+from . import sql_search
 from .clock import now
 from .conn import Conn
 
@@ -88,6 +89,31 @@ def update_scope(
 
 
 # Keys and counters, for the other families --------------------------------------------------------
+
+
+def delete_scope(conn: Conn, scope_id: str) -> None:
+    """Delete the Scope and every row of every family it holds; refused while referenced."""
+    key = require_key(conn, scope_id, lock=True)
+    if conn.execute("SELECT 1 FROM scope_references WHERE referenced_key = ? LIMIT 1", (key,)).fetchone():
+        raise ScopeReferenced()
+    sql_search.forget_scope(conn, key)
+    # Children before parents: artifact heads point at revisions, everything at the Scope.
+    for table in _SCOPE_TABLES:
+        conn.execute(f"DELETE FROM {table} WHERE scope_key = ?", (key,))
+    conn.execute("DELETE FROM scopes WHERE scope_key = ?", (key,))
+
+
+_SCOPE_TABLES = (
+    "scope_references",
+    "memory_erasures",
+    "memory_revisions",
+    "memory_entry_versions",
+    "memory_entries",
+    "artifact_heads",
+    "artifact_revisions",
+    "candidates",
+    "scope_counters",
+)
 
 
 def find_key(conn: Conn, scope_id: str, lock: bool = False) -> int | None:

@@ -128,8 +128,11 @@ class FamilyMirror:
                     self._dead += 1
                     self._record(generation, slot, False)
                 continue
-            if key in self._slot_of:
+            known = self._slot_of.get(key)
+            if known is not None and self._alive[known]:
                 continue
+            # A removed document's key may come back: SQLite reuses the highest key once its row
+            # is erased. It is a new document in a new slot; the old slot stays dead.
             slot = self._add_document(key, length)
             self._record(generation, slot, True)
             for term, tf in json.loads(terms).items():

@@ -16,6 +16,8 @@ from .search_mirror import FamilyMirror, SearchMirror, encode_terms
 # Keep this many generations of `search_log` per (Scope, family); a mirror further behind rebuilds.
 LOG_RETAIN = 4096
 _PRUNE_EVERY = 256
+# A log row with this document key says "every document is gone" (no real key is 0).
+RESET_KEY = 0
 
 
 def index_document(conn: Conn, scope_key: int, family: str, doc_key: int, text: str) -> None:
@@ -93,6 +95,36 @@ def unindex_document(conn: Conn, scope_key: int, family: str, doc_key: int, text
         (sum(terms.values()), scope_key, family),
     )
     _log(conn, scope_key, family, doc_key, 0, None)
+
+
+def forget_documents(conn: Conn, scope_key: int, family: str, doc_keys: Sequence[int]) -> None:
+    """Blank the logged terms of erased documents (already unindexed): the log keeps their
+    generations, so mirrors still replay every change in order, but none of their words."""
+    if doc_keys:
+        conn.execute(
+            f"UPDATE search_log SET terms = '{{}}' WHERE scope_key = ? AND family = ?"
+            f" AND doc_key IN ({_marks(doc_keys)}) AND terms IS NOT NULL",
+            (scope_key, family, *doc_keys),
+        )
+
+
+def forget_scope(conn: Conn, scope_key: int) -> None:
+    """Delete every index row of an erased Scope but its counters, which log one reset each.
+
+    SQLite may give a later Scope the same key; its generations then continue past the reset,
+    so a mirror of the erased Scope can never pass for the new one's (see `_synced`)."""
+    conn.execute("DELETE FROM search_postings WHERE scope_key = ?", (scope_key,))
+    conn.execute("DELETE FROM search_docs WHERE scope_key = ?", (scope_key,))
+    conn.execute("DELETE FROM search_log WHERE scope_key = ?", (scope_key,))
+    families = [
+        row[0] for row in conn.execute("SELECT family FROM search_stats WHERE scope_key = ?", (scope_key,))
+    ]
+    conn.execute(
+        "UPDATE search_stats SET documents = 0, total_length = 0, generation = generation + 1 WHERE scope_key = ?",
+        (scope_key,),
+    )
+    for family in families:
+        _log(conn, scope_key, family, RESET_KEY, 0, None)
 
 
 def _log(conn: Conn, scope_key: int, family: str, doc_key: int, length: int, terms: str | None) -> None:
@@ -192,7 +224,7 @@ def _synced(
                 (scope_key, family, current.generation, generation),
             )
         ]
-        if len(rows) == generation - current.generation:
+        if len(rows) == generation - current.generation and all(row[1] != RESET_KEY for row in rows):
             current.replay(rows)
     if current is not None and current.generation == generation and not current.stale:
         return current, None

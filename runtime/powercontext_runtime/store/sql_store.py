@@ -117,6 +117,12 @@ class SqlStore:
         with suppress(*self._backend.errors):
             self._backend.close(conn)
 
+    def _purge(self) -> None:
+        try:
+            self._backend.purge(self._conn())
+        except self._backend.errors as exc:  # the erasure itself is committed
+            raise RetrievalUnavailable() from exc
+
     def _migrate(self) -> None:
         with self._transaction(write=True) as conn:
             migrations.apply(conn, self._backend.migrations, now())
@@ -158,6 +164,11 @@ class SqlStore:
         with self._transaction(write=True) as conn:
             return scopes.update_scope(conn, scope_id, expected_version, title, summary, context_references)
 
+    def delete_scope(self, scope_id: str) -> None:
+        with self._transaction(write=True) as conn:
+            scopes.delete_scope(conn, scope_id)
+        self._purge()
+
     # Memory -------------------------------------------------------------------------------------
     def remember(self, scope_id: str, text: str, kind: str, expected_revision: int | None) -> MemoryEntry:
         with self._transaction(write=True) as conn:
@@ -168,6 +179,12 @@ class SqlStore:
     ) -> list[MemoryCitation]:
         with self._transaction(write=True) as conn:
             return memory.remember_batch(conn, scope_id, entries, expected_revision)
+
+    def erase_memory_entry(self, scope_id: str, entry_id: str) -> tuple[int, int]:
+        with self._transaction(write=True) as conn:
+            erased = memory.erase_memory_entry(conn, scope_id, entry_id)
+        self._purge()
+        return erased
 
     def revise_memory_entry(self, scope_id: str, citation: MemoryCitation, text: str) -> MemoryEntry:
         with self._transaction(write=True) as conn:

@@ -187,4 +187,16 @@ MIGRATIONS: tuple[Migration, ...] = (
         """,
         after=reindex,
     ),
+    Migration(
+        6,
+        """
+        -- Entries erased for good: their texts are gone, their ids answer 410 from then on.
+        CREATE TABLE memory_erasures (
+            scope_key INTEGER NOT NULL REFERENCES scopes (scope_key),
+            entry_id TEXT NOT NULL,
+            erased_revision INTEGER NOT NULL,
+            PRIMARY KEY (scope_key, entry_id)
+        )
+        """,
+    ),
 )
