@@ -203,3 +203,45 @@ def unused_port_url() -> str:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     return f"http://127.0.0.1:{port}"
+
+
+def delayed(responder: Responder, seconds: float) -> Responder:
+    """`responder`, answering each request `seconds` late (a slow server or network)."""
+
+    def respond(request: Received) -> Reply:
+        threading.Event().wait(seconds)
+        return responder(request)
+
+    return respond
+
+
+def error_reply(status: int, code: str) -> Reply:
+    return json_reply(status, {"error": {"code": code, "message": "m", "details": None}})
+
+
+def batch_stored(request: Received) -> Reply:
+    """A scripted `remember/batch` success: one citation per entry sent."""
+    count = len(request.json()["entries"])
+    citation = {
+        "memory_ref": {"family": "memory", "artifact_id": "memory", "revision": 1},
+        "entry_id": "entry-1",
+        "entry_version_id": "entry-1-v1",
+    }
+    return json_reply(200, {"citations": [citation] * count})
+
+
+def scripted_paths(replies: Mapping[str, list[Responder]]) -> Responder:
+    """Answer each path with its responders in turn; the last one repeats."""
+    lock = threading.Lock()
+    calls: dict[str, int] = {}
+
+    def respond(request: Received) -> Reply:
+        with lock:
+            index = calls.get(request.path, 0)
+            calls[request.path] = index + 1
+        options = replies.get(request.path)
+        if not options:
+            return error_reply(404, "not_found")
+        return options[min(index, len(options) - 1)](request)
+
+    return respond

@@ -71,6 +71,8 @@ def test_the_timeout_is_capped_at_two_seconds(value: str) -> None:
         ("scope", "   "),
         ("scope", "x" * 257),
         ("token", "two\nlines"),
+        ("capture", "maybe"),
+        ("capture", "0"),
     ],
 )
 def test_invalid_settings_are_rejected_without_echoing_them(name: str, value: str) -> None:
@@ -82,6 +84,25 @@ def test_invalid_settings_are_rejected_without_echoing_them(name: str, value: st
 
 def test_an_empty_assembly_variable_means_legacy() -> None:
     assert settings_from(context_assembly="").mode == "legacy"
+
+
+@pytest.mark.parametrize(
+    ("value", "capture"), [("", True), ("on", True), (" ON ", True), ("off", False), ("Off", False)]
+)
+def test_capture_is_on_unless_turned_off(value: str, capture: bool) -> None:
+    assert settings_from(capture=value).capture is capture
+    assert load_settings({}, cwd=CWD).capture is True
+
+
+@pytest.mark.parametrize(("value", "capture"), [(False, False), (True, True), ("off", False)])
+def test_the_config_file_can_turn_capture_off_and_the_environment_wins(
+    tmp_path: Path, value: object, capture: bool
+) -> None:
+    path = tmp_path / "powercontext.json"
+    path.write_text(json.dumps({"capture": value}), encoding="utf-8")
+    assert load_settings({"POWERCONTEXT_HERMES_CONFIG": str(path)}, cwd=CWD).capture is capture
+    env = {"POWERCONTEXT_HERMES_CONFIG": str(path), "POWERCONTEXT_HERMES_CAPTURE": "on"}
+    assert load_settings(env, cwd=CWD).capture is True
 
 
 def test_a_json_config_file_is_read_and_the_environment_wins(tmp_path: Path) -> None:

@@ -1,8 +1,9 @@
 """The real Hermes Agent CLI with the PowerContext memory provider, end to end.
 
-Each test runs one offline turn, `hermes -z PROMPT -t todo`, from `.venv-hermes` (make hermes-venv)
-against a fake OpenAI-compatible model that records what it is sent, and checks what is observable:
-the prepare request that reached PowerContext and the bytes that reached the model.
+Each test runs offline turns, `hermes -z PROMPT -t todo` (one process and session each), from
+`.venv-hermes` (make hermes-venv) against a fake OpenAI-compatible model that records what it is
+sent, and checks what is observable: the requests that reached PowerContext (prepare, and the
+capture of each completed turn), what was stored, and the bytes that reached the model.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -80,15 +82,17 @@ def seed_scope(http: httpx.Client, scope_id: str) -> None:
         assert response.status_code == 200, response.text
 
 
-def run_turn(home: Path, cwd: Path, settings: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """One offline Hermes turn with a minimal environment plus the provider `settings`."""
+def run_turn(
+    home: Path, cwd: Path, settings: dict[str, str], prompt: str = PROMPT
+) -> subprocess.CompletedProcess[str]:
+    """One offline Hermes turn (a new process and session) with a minimal environment plus `settings`."""
     cwd.mkdir(parents=True, exist_ok=True)
     user_home = home.parent / "user-home"
     user_home.mkdir(exist_ok=True)
     env = {key: os.environ[key] for key in ("PATH", "LANG", "LC_ALL", "TMPDIR") if key in os.environ}
     env.update(HOME=str(user_home), HERMES_HOME=str(home), **settings)
     result = subprocess.run(
-        [str(HERMES), "-z", PROMPT, "-t", "todo"],
+        [str(HERMES), "-z", prompt, "-t", "todo"],
         cwd=cwd,
         env=env,
         capture_output=True,
@@ -100,15 +104,15 @@ def run_turn(home: Path, cwd: Path, settings: dict[str, str]) -> subprocess.Comp
     return result
 
 
-def model_user_text(model: RecordingServer) -> str:
-    """The current user message of the turn, as the model received it."""
+def model_user_text(model: RecordingServer, prompt: str = PROMPT) -> str:
+    """The current user message of the (first) turn asked with `prompt`, as the model received it."""
     calls = model.requests_to("/v1/chat/completions")
     assert calls, "the model was never called"
-    messages = calls[0].json()["messages"]
-    users = [m["content"] for m in messages if m["role"] == "user"]
-    assert users and isinstance(users[-1], str)
-    assert users[-1].startswith(PROMPT)
-    return str(users[-1])
+    for call in calls:
+        users = [m["content"] for m in call.json()["messages"] if m["role"] == "user"]
+        if users and isinstance(users[-1], str) and users[-1].startswith(prompt):
+            return users[-1]
+    raise AssertionError("no model call for this prompt")
 
 
 def prepared(http: httpx.Client, request: dict[str, object]) -> str:
@@ -134,20 +138,21 @@ def test_configured_assembly_reaches_the_server_and_its_text_reaches_the_model_u
         "POWERCONTEXT_HERMES_MAX_BYTES": "6000",
         "POWERCONTEXT_HERMES_CONTEXT_ASSEMBLY": json.dumps(assembly, indent=2),
     }
+    # What the server prepares before the turn: the turn itself is captured into this Scope.
+    expected_request = {"scope_id": scope_id, "query": PROMPT, "max_bytes": 6000, "assembly": assembly}
+    content = prepared(http, expected_request)
+    legacy = prepared(http, {"scope_id": scope_id, "query": PROMPT, "max_bytes": 6000})
     with RecordingServer(forward_to(live_server)) as proxy:
         settings["POWERCONTEXT_HERMES_BASE_URL"] = proxy.base_url
         run_turn(hermes_home, tmp_path / "work", settings)
 
     [sent] = proxy.requests_to(PREPARE)  # the repeated background prefetch reused the cached text
-    expected_request = {"scope_id": scope_id, "query": PROMPT, "max_bytes": 6000, "assembly": assembly}
     assert sent.json() == expected_request  # section order included
     assert "Authorization" not in sent.headers
 
-    content = prepared(http, expected_request)
     assert "Recall rank: 1" in content and "### Memory 2" not in content
     user_text = model_user_text(model)
     assert content in user_text
-    legacy = prepared(http, {"scope_id": scope_id, "query": PROMPT, "max_bytes": 6000})
     assert legacy not in user_text
 
 
@@ -157,6 +162,8 @@ def test_legacy_mode_sends_no_assembly_and_injects_the_legacy_text_unchanged(
     work = tmp_path / f"zebra-{uuid.uuid4().hex[:8]}"  # the default Scope is project:{cwd_name}
     scope_id = f"project:{work.name}"
     seed_scope(http, scope_id)
+    expected_request = {"scope_id": scope_id, "query": PROMPT, "max_bytes": 8000}
+    content = prepared(http, expected_request)  # before the turn is captured into this Scope
     with RecordingServer(forward_to(live_server)) as proxy:
         turn = run_turn(
             hermes_home,
@@ -165,9 +172,8 @@ def test_legacy_mode_sends_no_assembly_and_injects_the_legacy_text_unchanged(
         )
 
     [sent] = proxy.requests_to(PREPARE)
-    assert sent.json() == {"scope_id": scope_id, "query": PROMPT, "max_bytes": 8000}
+    assert sent.json() == expected_request
     assert sent.headers["Authorization"] == f"Bearer {TOKEN}"
-    content = prepared(http, sent.json())
     assert "BEGIN_POWERCONTEXT_PREPARED_CONTEXT_V1" in content
     assert content in model_user_text(model)
     assert TOKEN not in turn.stdout + turn.stderr
@@ -198,8 +204,62 @@ def test_the_turn_completes_without_context_when_the_server_is_unavailable(
             },
         )
         if hanging is not None:
-            assert hanging.accepted == 1  # one attempt, abandoned at its own deadline, never repeated
+            # One prepare and one capture attempt, each abandoned at its own deadline, never repeated.
+            assert hanging.accepted == 2
 
     user_text = model_user_text(model)
     assert "PowerContext" not in user_text and "<memory-context>" not in user_text
     assert TOKEN not in turn.stdout + turn.stderr
+
+
+FACT = (
+    "Please remember: my locker code is 4471 and the tide-pool survey is on Thursday. "
+    "(The deploy key is sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z.)"
+)
+FACT_CORE = "my locker code is 4471 and the tide-pool survey is on Thursday"
+SECRET = "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z"
+QUESTION = "What is my locker code, and when is the tide-pool survey?"
+SCOPES = "/v1/scopes"
+BATCH = "/v1/memory/remember/batch"
+
+
+def stored_entries(http: httpx.Client, scope_id: str) -> list[dict[str, Any]]:
+    response = http.post("/v1/memory/entries/list", json={"scope_id": scope_id, "limit": 50})
+    assert response.status_code == 200, response.text
+    return list(response.json()["entries"])
+
+
+def session_of(entry: dict[str, Any]) -> str:
+    header = str(entry["text"]).split("\n", 1)[0]
+    assert header.startswith("[Hermes conversation | session ") and header.endswith("Z]")
+    return header.split(" | ")[1]
+
+
+def test_a_fact_said_in_one_session_reaches_the_model_in_a_later_session(
+    http: httpx.Client, live_server: str, model: RecordingServer, hermes_home: Path, tmp_path: Path
+) -> None:
+    scope_id = f"project:tide-{uuid.uuid4().hex[:8]}"  # does not exist yet: capture creates it
+    settings = {"POWERCONTEXT_HERMES_SCOPE": scope_id, "POWERCONTEXT_HERMES_TOKEN": TOKEN}
+    with RecordingServer(forward_to(live_server)) as proxy:
+        settings["POWERCONTEXT_HERMES_BASE_URL"] = proxy.base_url
+        first = run_turn(hermes_home, tmp_path / "work", settings, FACT)
+
+        # Delivered before the first Hermes process exited (the shutdown flush).
+        assert [request.json() for request in proxy.requests_to(SCOPES)] == [{"scope_id": scope_id}]
+        assert proxy.requests_to(BATCH)[-1].headers["Authorization"] == f"Bearer {TOKEN}"
+        [captured] = stored_entries(http, scope_id)
+        assert captured["kind"] == "conversation"
+        assert f"User: Please remember: {FACT_CORE}." in captured["text"]
+        assert f"Assistant: {MODEL_ANSWER}" in captured["text"]
+        assert SECRET not in captured["text"] and "[REDACTED]" in captured["text"]
+
+        second = run_turn(hermes_home, tmp_path / "work", settings, QUESTION)
+
+    recalled = model_user_text(model, QUESTION)
+    assert FACT_CORE in recalled  # prepared from the captured entry and injected in the new session
+    assert SECRET not in recalled
+    first_entry, second_entry = stored_entries(http, scope_id)
+    assert session_of(first_entry) != session_of(second_entry)  # a new session, not a continuation
+    assert f"User: {QUESTION}" in second_entry["text"]
+    assert "4471" not in second_entry["text"]  # the recalled context was not captured again
+    assert TOKEN not in first.stdout + first.stderr + second.stdout + second.stderr

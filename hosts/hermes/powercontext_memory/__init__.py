@@ -2,11 +2,14 @@
 
 Hermes finds this MemoryProvider through `register(ctx)`, which calls `ctx.register_memory_provider`.
 Before each turn it calls `on_turn_start`, then `prefetch(query)` once; the text returned is
-PowerContext's prepared `content`, unchanged, or "" when there is none. Every failure fails open:
-one log line (never the token) and the turn goes on without context.
+PowerContext's prepared `content`, unchanged, or "" when there is none. After each completed turn
+it calls `sync_turn`, which queues the turn (redacted) for storage as Memory entries of kind
+`conversation` in the provider's Scope; a background worker sends them, and `on_session_end` and
+`shutdown` flush the queue with a bounded wait. Every failure fails open: one log line (never the
+token or the text) and the turn goes on.
 
 Configuration is read by `config.load_settings` and frozen at `on_turn_start` until the next turn
-starts, so a turn never mixes budgets or assemblies. See hosts/hermes/README.md.
+starts, so a turn never mixes budgets, assemblies or Scopes. See hosts/hermes/README.md.
 """
 
 from __future__ import annotations
@@ -18,8 +21,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .cache import PreparedCache, cache_key
+from .capture import SESSION_END_FLUSH_TIMEOUT, SHUTDOWN_FLUSH_TIMEOUT, CaptureStats
 from .config import ConfigError, Settings, load_settings
 from .prepare import PrepareFailure, fetch_prepared
+from .turns import TurnCapture
 
 if TYPE_CHECKING:
     _ProviderBase = object
@@ -30,6 +35,8 @@ else:
         _ProviderBase = object
 
 PROVIDER_NAME = "powercontext"
+# Hermes marks cron, subagent and flush agents; their prompts are not the user's conversation.
+CAPTURING_AGENT_CONTEXTS = frozenset({"primary"})
 logger = logging.getLogger(__name__)
 
 
@@ -42,13 +49,15 @@ class TurnState:
 
 
 class PowerContextMemoryProvider(_ProviderBase):
-    """Context-only provider: prepares PowerContext text per turn; exposes no tools, writes nothing."""
+    """Prepares PowerContext text per turn and captures completed turns; exposes no tools."""
 
-    def __init__(self) -> None:
+    def __init__(self, capture: TurnCapture | None = None) -> None:
         self._session_id = uuid.uuid4().hex
         self._turn: TurnState | None = None
         self._lock = threading.Lock()
         self._cache = PreparedCache()
+        self._capture = capture if capture is not None else TurnCapture()
+        self._capturing_context = True
 
     @property
     def name(self) -> str:
@@ -65,6 +74,8 @@ class PowerContextMemoryProvider(_ProviderBase):
 
     def initialize(self, session_id: str, **kwargs: Any) -> None:
         self._set_session(session_id)
+        context = kwargs.get("agent_context") or "primary"
+        self._capturing_context = context in CAPTURING_AGENT_CONTEXTS
 
     def on_session_switch(self, new_session_id: str, **kwargs: Any) -> None:
         self._set_session(new_session_id)
@@ -88,18 +99,57 @@ class PowerContextMemoryProvider(_ProviderBase):
         self._prepared_text(query, session_id)
 
     def sync_turn(self, user_content: str, assistant_content: str, **kwargs: Any) -> None:
-        """Nothing is written back: PowerContext curates its own Memory."""
+        """Queue the completed turn for capture; returns at once and never raises."""
+        try:
+            self._capture_turn(user_content, assistant_content, str(kwargs.get("session_id") or ""))
+        except Exception as exc:
+            self._capture.count_error()
+            logger.warning("PowerContext capture skipped this turn: %s", type(exc).__name__)
+
+    def on_session_end(self, messages: list[dict[str, Any]]) -> None:
+        """Deliver what this session queued, waiting a bounded time (Hermes waits on this call)."""
+        try:
+            if not self._capture.flush(SESSION_END_FLUSH_TIMEOUT):
+                logger.warning("PowerContext capture still sending at session end; continuing")
+        except Exception as exc:
+            logger.warning("PowerContext capture flush failed: %s", type(exc).__name__)
 
     def get_tool_schemas(self) -> list[dict[str, Any]]:
         return []
 
     def shutdown(self) -> None:
+        """Flush captured turns (bounded), then drop what is left; Hermes exits right after."""
         self._cache.clear()
+        try:
+            self._capture.close(SHUTDOWN_FLUSH_TIMEOUT)
+        except Exception as exc:
+            logger.warning("PowerContext capture shutdown failed: %s", type(exc).__name__)
+
+    def capture_stats(self) -> CaptureStats:
+        """Counters of captured, skipped, dropped and failed turns and entries."""
+        return self._capture.stats()
 
     def _set_session(self, session_id: str) -> None:
         if session_id:
             with self._lock:
                 self._session_id = session_id
+
+    def _capture_turn(self, user: object, assistant: object, session_id: str) -> None:
+        if not self._capturing_context:
+            return
+        try:
+            settings = self._current_turn().settings
+        except ConfigError as exc:
+            logger.warning("PowerContext capture skipped: %s", exc)
+            return
+        if settings is None or not settings.capture:
+            return
+        self._capture.capture(
+            settings,
+            session_id or self._session_id,
+            user if isinstance(user, str) else "",
+            assistant if isinstance(assistant, str) else "",
+        )
 
     def _current_turn(self) -> TurnState:
         with self._lock:

@@ -31,6 +31,7 @@ SOURCES: dict[str, tuple[str, str]] = {
     "max_bytes": ("POWERCONTEXT_HERMES_MAX_BYTES", "max_bytes"),
     "timeout": ("POWERCONTEXT_HERMES_TIMEOUT", "timeout"),
     "assembly": ("POWERCONTEXT_HERMES_CONTEXT_ASSEMBLY", "context_assembly"),
+    "capture": ("POWERCONTEXT_HERMES_CAPTURE", "capture"),
 }
 
 Mode = Literal["legacy", "assembly"]
@@ -51,6 +52,8 @@ class Settings:
     timeout: float
     # The assembly object as normalised JSON (section order kept); None means legacy mode.
     assembly_json: str | None
+    # Store each completed turn as Memory (POWERCONTEXT_HERMES_CAPTURE, on unless "off").
+    capture: bool = True
 
     @property
     def mode(self) -> Mode:
@@ -75,6 +78,7 @@ def load_settings(environ: Mapping[str, str] | None = None, cwd: Path | None = N
         max_bytes=_max_bytes(raw.get("max_bytes")),
         timeout=_timeout(raw.get("timeout")),
         assembly_json=_assembly(raw.get("assembly")),
+        capture=_capture(raw.get("capture")),
     )
 
 
@@ -171,3 +175,15 @@ def _assembly(value: object) -> str | None:
         except ValueError:
             raise ConfigError("POWERCONTEXT_HERMES_CONTEXT_ASSEMBLY is not valid JSON") from None
     return normalise_assembly(value)
+
+
+def _capture(value: object) -> bool:
+    """On ("on", the default) or off ("off"); a JSON file may also say true or false."""
+    if value is None or value is True:
+        return True
+    if value is False:
+        return False
+    word = value.strip().lower() if isinstance(value, str) else None
+    if word not in {"on", "off"}:
+        raise ConfigError("POWERCONTEXT_HERMES_CAPTURE must be on or off")
+    return word == "on"

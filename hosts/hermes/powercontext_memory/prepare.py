@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 import threading
 import urllib.error
-import urllib.request
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from .config import Settings
+from .transport import OPENER, error_code, post_request, reason_text
 
 SCHEMA = "powercontext.prepared-context.v1"
 RESPONSE_KEYS = frozenset({"schema", "status", "content", "content_bytes"})
@@ -26,16 +26,6 @@ T = TypeVar("T")
 
 class PrepareFailure(Exception):
     """The context could not be used; the turn goes on without it."""
-
-
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    """A redirect is a failure: never resend the body or the credential elsewhere."""
-
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
-_OPENER = urllib.request.build_opener(_NoRedirect)
 
 
 def request_body(settings: Settings, query: str) -> dict[str, Any]:
@@ -86,24 +76,17 @@ def validate_prepared(payload: object, max_bytes: int) -> str:
 
 
 def _post(settings: Settings, body: dict[str, Any]) -> bytes:
-    headers = {"Content-Type": "application/json", "Accept": "application/json"}
-    if settings.token is not None:
-        headers["Authorization"] = f"Bearer {settings.token}"
-    request = urllib.request.Request(
-        f"{settings.base_url}/v1/context/prepare",
-        data=json.dumps(body).encode("utf-8"),
-        headers=headers,
-        method="POST",
-    )
+    request = post_request(settings.base_url, "/v1/context/prepare", settings.token, body)
     try:
-        with _OPENER.open(request, timeout=settings.timeout) as response:
+        with OPENER.open(request, timeout=settings.timeout) as response:
             if response.status != 200:
                 raise PrepareFailure(f"HTTP {response.status}")
             data: bytes = response.read(MAX_RESPONSE_BYTES + 1)
     except urllib.error.HTTPError as exc:
-        raise PrepareFailure(f"HTTP {exc.code}{_error_code(exc)}") from None
+        code = error_code(exc)
+        raise PrepareFailure(f"HTTP {exc.code}" + ("" if code is None else f" {code}")) from None
     except urllib.error.URLError as exc:
-        raise PrepareFailure(f"server unreachable ({_reason(exc.reason)})") from None
+        raise PrepareFailure(f"server unreachable ({reason_text(exc.reason)})") from None
     except TimeoutError:
         raise PrepareFailure("timed out") from None
     except OSError as exc:
@@ -111,23 +94,6 @@ def _post(settings: Settings, body: dict[str, Any]) -> bytes:
     if len(data) > MAX_RESPONSE_BYTES:
         raise PrepareFailure("response is too large")
     return data
-
-
-def _error_code(exc: urllib.error.HTTPError) -> str:
-    """` <code>` from a PowerContext error body, or "" (the body itself is never logged)."""
-    try:
-        code = json.loads(exc.read(65536))["error"]["code"]
-    except Exception:
-        return ""
-    return f" {code}" if isinstance(code, str) and code.isidentifier() else ""
-
-
-def _reason(reason: object) -> str:
-    if isinstance(reason, TimeoutError):
-        return "timed out"
-    if isinstance(reason, ConnectionRefusedError):
-        return "connection refused"
-    return type(reason).__name__
 
 
 def _within(seconds: float, call: Callable[[], T]) -> T:

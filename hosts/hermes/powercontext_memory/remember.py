@@ -1,0 +1,115 @@
+"""Writing Memory entries: `POST /v1/memory/remember/batch`, creating the Scope when it is missing.
+
+The batch is tried first, so a Scope that exists costs one request. Only a 404 `scope_not_found`
+leads to `POST /v1/scopes` (which needs `server.admin`) and one resend. A token that may not create
+Scopes is noted per server and Scope and logged once; later turns still try to write, in case
+someone else creates the Scope. Failures raise `WriteFailure` with a log-safe message.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import urllib.error
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from .transport import OPENER, error_code, post_request, reason_text
+
+WRITE_TIMEOUT = 5.0  # per request; writes run in the background, so this may exceed the prepare cap
+MAX_RESPONSE_BYTES = 1 << 20
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Destination:
+    """Where entries go: a server, its credential and one Scope."""
+
+    base_url: str
+    token: str | None = field(repr=False)
+    scope_id: str
+
+
+class WriteFailure(Exception):
+    """The entries were not stored. The message never holds the token or any text."""
+
+    def __init__(self, message: str, status: int | None = None, code: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+
+
+class MemoryWriter:
+    """Sends batches; remembers, per server and Scope, that Scope creation was refused."""
+
+    def __init__(self, timeout: float = WRITE_TIMEOUT) -> None:
+        self._timeout = timeout
+        self._refused: set[tuple[str, str]] = set()
+        self._lock = threading.Lock()
+
+    def remember(self, destination: Destination, texts: Sequence[str], kind: str) -> int:
+        """Store `texts` as entries of `kind`, all or nothing; the number of citations returned."""
+        try:
+            return self._batch(destination, texts, kind)
+        except WriteFailure as exc:
+            if exc.code != "scope_not_found" or not self._create_scope(destination):
+                raise
+        return self._batch(destination, texts, kind)
+
+    def _batch(self, destination: Destination, texts: Sequence[str], kind: str) -> int:
+        body = {"scope_id": destination.scope_id, "entries": [{"text": t, "kind": kind} for t in texts]}
+        status, payload = self._post(destination, "/v1/memory/remember/batch", body)
+        citations = payload.get("citations") if isinstance(payload, dict) else None
+        if status != 200 or not isinstance(citations, list) or len(citations) != len(texts):
+            raise WriteFailure(f"unexpected answer to remember/batch (HTTP {status})", status)
+        return len(citations)
+
+    def _create_scope(self, destination: Destination) -> bool:
+        """True when the Scope now exists (created here or by someone else meanwhile)."""
+        key = (destination.base_url, destination.scope_id)
+        with self._lock:
+            if key in self._refused:
+                return False
+        try:
+            self._post(destination, "/v1/scopes", {"scope_id": destination.scope_id})
+        except WriteFailure as exc:
+            if exc.code == "scope_exists":
+                return True
+            if exc.status not in (401, 403):
+                raise
+            with self._lock:
+                self._refused.add(key)
+            logger.warning(
+                "PowerContext Scope %r does not exist and this token may not create it (HTTP %s); "
+                "turns are not captured until it exists",
+                destination.scope_id,
+                exc.status,
+            )
+            return False
+        logger.info("PowerContext Scope %r created for captured turns", destination.scope_id)
+        return True
+
+    def _post(self, destination: Destination, path: str, body: object) -> tuple[int, object]:
+        request = post_request(destination.base_url, path, destination.token, body)
+        try:
+            with OPENER.open(request, timeout=self._timeout) as response:
+                status = int(response.status)
+                data: bytes = response.read(MAX_RESPONSE_BYTES + 1)
+        except urllib.error.HTTPError as exc:
+            code = error_code(exc)
+            raise WriteFailure(
+                f"HTTP {exc.code}" + ("" if code is None else f" {code}"), exc.code, code
+            ) from None
+        except urllib.error.URLError as exc:
+            raise WriteFailure(f"server unreachable ({reason_text(exc.reason)})") from None
+        except TimeoutError:
+            raise WriteFailure("timed out") from None
+        except OSError as exc:
+            raise WriteFailure(f"connection failed ({type(exc).__name__})") from None
+        if len(data) > MAX_RESPONSE_BYTES:
+            raise WriteFailure("response is too large", status)
+        try:
+            return status, json.loads(data)
+        except ValueError:
+            raise WriteFailure("response is not valid JSON", status) from None
