@@ -10,8 +10,14 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 DATA_DIR ?= .powercontext
+# make fuzz: generated cases per operation and backend (on top of schemathesis's coverage cases;
+# an operation without inputs runs out sooner), the seed (`random`, or the one a run printed, to
+# replay it) and the fewest cases a backend must run.
+FUZZ_EXAMPLES ?= 450
+FUZZ_SEED ?= random
+FUZZ_MIN_CASES ?= 10000
 
-.PHONY: help install run test unit-test api-generate api-generate-check contract-test check docs-test eval clean
+.PHONY: help install run test unit-test api-generate api-generate-check contract-test fuzz check docs-test eval clean
 
 help:  ## List the targets.
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-20s %s\n", $$1, $$2}'
@@ -34,9 +40,13 @@ api-generate: $(STAMP)  ## Regenerate generated/ (models, operation table) from 
 api-generate-check: $(STAMP)  ## Fail when generated/ differs from what the spec generates.
 	$(BIN)/python -m devtools.api_generate --check
 
-contract-test: $(STAMP) api-generate-check  ## Validate the spec, check drift, fuzz every operation.
+contract-test: $(STAMP) api-generate-check  ## Validate the spec, check drift, fuzz every operation (40 cases each, fixed seed).
 	$(BIN)/openapi-spec-validator openapi/powercontext.yaml
 	$(BIN)/pytest -q tests/contract
+
+fuzz: $(STAMP)  ## Schemathesis over every operation on SQLite and OceanBase: >= 10,000 cases per backend, a random seed.
+	POWERCONTEXT_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) POWERCONTEXT_FUZZ_SEED=$(FUZZ_SEED) \
+	POWERCONTEXT_FUZZ_MIN_CASES=$(FUZZ_MIN_CASES) $(BIN)/pytest -q tests/contract
 
 check: $(STAMP)  ## Lint (ruff) and type-check (mypy).
 	$(BIN)/ruff check .
