@@ -29,6 +29,7 @@ TABLES = (
     "memory_revisions",
     "memory_entries",
     "memory_entry_versions",
+    "memory_erasures",
     "artifact_revisions",
     "artifact_heads",
     "candidates",
