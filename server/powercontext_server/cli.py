@@ -1,5 +1,5 @@
-"""`powercontext serve` (settings from the environment, flags override), `powercontext token` and
-`powercontext copy-store`.
+"""`powercontext serve` (settings from the environment, flags override), `powercontext token`,
+`powercontext copy-store`, and `powercontext export` / `powercontext import` of one Scope.
 
 The `powercontext` console script is `powercontext_client.cli:main`, which hands these commands
 to `main` here and imports this module only then, so a client-only install never needs the server.
@@ -14,9 +14,13 @@ import os
 import secrets
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, BinaryIO
 
 import uvicorn
+from tqdm import tqdm  # type: ignore[import-untyped]  # no stubs or py.typed
 from uvicorn.config import LOG_LEVELS
 
 from powercontext_runtime import (
@@ -28,6 +32,12 @@ from powercontext_runtime import (
     token_digest,
 )
 from powercontext_runtime.store.copy import CopyFailed, CopyRefused, copy_store
+from powercontext_runtime.store.scope_transfer import (
+    TransferFailed,
+    TransferRefused,
+    export_scope,
+    import_scope,
+)
 
 from .allocator import keep_freed_memory
 from .http_edge import raise_open_file_limit, uvicorn_options
@@ -75,7 +85,183 @@ def _parser() -> argparse.ArgumentParser:
     )
     copy.add_argument("source", metavar="SOURCE", help="Database URL: sqlite:///path or mysql+pymysql://...")
     copy.add_argument("target", metavar="TARGET", help="Database URL of an empty database.")
+    export = commands.add_parser(
+        "export",
+        help="Write one Scope with everything it holds to a JSON Lines file.",
+        description=(
+            "Write the Scope SCOPE_ID with its Memory (every entry version and revision), Experience, "
+            "Profile and Topic revisions, Candidates and counters to FILE, one JSON object per line, "
+            "from one consistent snapshot; the database may stay in use. The database is chosen as "
+            "`serve` chooses it."
+        ),
+    )
+    export.add_argument("scope_id", metavar="SCOPE_ID", help="The Scope to export.")
+    export.add_argument(
+        "--output",
+        "-o",
+        required=True,
+        metavar="FILE",
+        help="File to write (replaced if it exists); - for stdout.",
+    )
+    _add_database_options(export)
+    import_ = commands.add_parser(
+        "import",
+        help="Recreate a Scope from a file `powercontext export` wrote, on any backend.",
+        description=(
+            "Recreate the Scope in FILE, with every id, revision and version number it had, in one "
+            "transaction, then index it for search. Refused when the Scope id is already in use or "
+            "a Scope it references is missing; a refused or failed import changes nothing. The "
+            "database is chosen as `serve` chooses it; its schema is created if needed."
+        ),
+    )
+    import_.add_argument("file", metavar="FILE", help="A file `powercontext export` wrote; - for stdin.")
+    _add_database_options(import_)
     return parser
+
+
+def _add_database_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--data-dir",
+        help=(
+            "Directory of the SQLite database (POWERCONTEXT_SERVER_DATA_DIR, default .powercontext); "
+            "takes precedence over POWERCONTEXT_SERVER_DATABASE_URL."
+        ),
+    )
+    parser.add_argument(
+        "--database-url",
+        metavar="URL",
+        help="Database URL, sqlite:///path or mysql+pymysql://... (default: as `serve` chooses).",
+    )
+
+
+def database_url(args: argparse.Namespace, env: dict[str, str]) -> str:
+    """The database `serve` would open with these flags: `--database-url`, else `--data-dir`, else
+    POWERCONTEXT_SERVER_DATABASE_URL, else POWERCONTEXT_SERVER_DATA_DIR (default .powercontext)."""
+    if args.database_url is not None:
+        if args.data_dir is not None:
+            raise ConfigurationError("Give --database-url or --data-dir, not both.")
+        return str(args.database_url)
+    if args.data_dir is not None:
+        env = {k: v for k, v in env.items() if k != "POWERCONTEXT_SERVER_DATABASE_URL"}
+        env["POWERCONTEXT_SERVER_DATA_DIR"] = args.data_dir
+    return Settings.from_env(env).database_url
+
+
+class _ProgressBar:
+    """A tqdm bar per stage on stderr, shown only when stderr is a terminal."""
+
+    def __init__(self) -> None:
+        self._bar: Any = None  # a tqdm bar
+
+    def stage(self, name: str, total: int) -> None:
+        self.close()
+        self._bar = tqdm(
+            total=total,
+            desc=name,
+            unit=" rows",
+            file=sys.stderr,
+            disable=not sys.stderr.isatty(),
+            leave=False,
+        )
+
+    def advance(self, rows: int) -> None:
+        if self._bar is not None:
+            self._bar.update(rows)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+
+@contextmanager
+def _progress() -> Iterator[_ProgressBar]:
+    bar = _ProgressBar()
+    try:
+        yield bar
+    finally:
+        bar.close()
+
+
+def export_command(url: str, scope_id: str, output: str) -> int:
+    """`powercontext export`: exit 2 when refused (no such Scope or database), 1 on a database error.
+    The file appears only when the export succeeded."""
+    path = url.removeprefix("sqlite:///")
+    if url.startswith("sqlite:///") and path != ":memory:" and not Path(path).is_file():
+        raise ConfigurationError(f"There is no database at {path}.")  # and none is created
+    backend = backend_for(url)
+    where = "standard output" if output == "-" else output
+    try:
+        with _progress() as bar:
+            if output == "-":
+                report = export_scope(backend, scope_id, sys.stdout.buffer.write, bar)
+                sys.stdout.buffer.flush()
+            else:
+                with _replaced(Path(output)) as file:
+                    report = export_scope(backend, scope_id, file.write, bar)
+    except TransferRefused as exc:
+        print(f"powercontext: {exc}", file=sys.stderr)
+        return 2
+    except TransferFailed as exc:
+        left = "" if output == "-" else f"; {output} was not written"
+        print(f"powercontext: the export failed ({exc}){left}.", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"powercontext: cannot write {where}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    finally:
+        backend.stop()
+    print(
+        f"exported Scope {report.scope_id}: {sum(report.rows.values())} rows to {where} in {report.seconds:.1f} s",
+        file=sys.stderr if output == "-" else sys.stdout,
+        flush=True,
+    )
+    return 0
+
+
+@contextmanager
+def _replaced(path: Path) -> Iterator[BinaryIO]:
+    """A new file that takes `path`'s place only once it is complete (readable by its owner only:
+    an export holds everything the Scope remembers)."""
+    partial = path.with_name(f".{path.name}.partial")
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as file:
+            yield file
+        os.replace(partial, path)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+
+
+def import_command(url: str, source: str) -> int:
+    """`powercontext import`: exit 2 when refused (not an export, unknown version, Scope id taken,
+    referenced Scopes missing), 1 on a database error; either way the database is unchanged."""
+    backend = backend_for(url)
+    try:
+        with _progress() as bar:
+            if source == "-":
+                report = import_scope(backend, sys.stdin.buffer, bar)
+            else:
+                with open(source, "rb") as file:
+                    report = import_scope(backend, file, bar)
+    except TransferRefused as exc:
+        print(f"powercontext: {exc}", file=sys.stderr)
+        return 2
+    except TransferFailed as exc:
+        print(f"powercontext: the import failed ({exc}); the database is unchanged.", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"powercontext: cannot read {source}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    finally:
+        backend.stop()
+    print(
+        f"imported Scope {report.scope_id}: {sum(report.rows.values())} rows, "
+        f"{report.indexed} documents indexed in {report.seconds:.1f} s",
+        flush=True,
+    )
+    return 0
 
 
 def copy_databases(source_url: str, target_url: str) -> int:
@@ -159,6 +345,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "copy-store":
         try:
             return copy_databases(args.source, args.target)
+        except ConfigurationError as exc:
+            print(f"powercontext: {exc}", file=sys.stderr)
+            return 2
+    if args.command in ("export", "import"):
+        try:
+            url = database_url(args, dict(os.environ))
+            if args.command == "export":
+                return export_command(url, args.scope_id, args.output)
+            return import_command(url, args.file)
         except ConfigurationError as exc:
             print(f"powercontext: {exc}", file=sys.stderr)
             return 2
