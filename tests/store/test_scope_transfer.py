@@ -516,6 +516,24 @@ def test_a_running_server_finds_a_scope_imported_under_the_key_of_a_deleted_one(
         assert observe(server, seeded) == before
 
 
+@pytest.mark.parametrize("database", ["sqlite-a", "oceanbase-a"])
+def test_export_delete_import_on_a_running_server_answers_byte_for_byte_as_before(
+    urls: dict[str, str], tmp_path: Path, database: str
+) -> None:
+    """Issue #15: export, DELETE the Scope, import the file into the same database; every prepare,
+    search and exact read of the still-running application is the same as before."""
+    with opened(urls[database]) as app:
+        seeded = build(app)
+        before = observe(app, seeded)
+        exported = export_to(urls[database], SCOPE, tmp_path / "scope.jsonl")
+        app.delete_scope(DeleteScopeParameters.model_validate({"scope_id": SCOPE}))
+        assert (
+            answer(app.get_scope, GetScopeParameters.model_validate({"scope_id": SCOPE})) == "ScopeNotFound"
+        )
+        import_from(urls[database], exported)
+        assert observe(app, seeded) == before
+
+
 # Refusals and failures leave the target as it was -------------------------------------------------
 
 
