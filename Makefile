@@ -57,7 +57,7 @@ docs-test: $(STAMP)  ## Build the docs site (any warning fails) and replay its e
 	$(BIN)/mkdocs build --strict --quiet --site-dir $$(mktemp -d)
 	$(BIN)/pytest -q tests/docs
 
-unit-test: $(STAMP)  ## The pytest suite without the contract fuzzing.
+unit-test: $(STAMP) mcp-inspector  ## The pytest suite without the contract fuzzing.
 	$(BIN)/pytest -q --ignore=tests/contract --ignore=tests/docs --ignore=tests/hosts
 
 test: check contract-test docs-test unit-test hermes-test  ## Everything CI runs.
@@ -71,3 +71,4 @@ clean:  ## Remove the virtualenvs and caches (keeps data).
 
 include hosts/hermes/hermes.mk
 include bench/bench.mk
+include tests/mcp/mcp.mk

@@ -188,6 +188,7 @@ def operations_module(spec: Mapping[str, Any]) -> str:
         "    body_model: type[BaseModel] | None = None",
         "    body_required: bool = False",
         "    responses: Mapping[int, type[BaseModel]] = field(default_factory=dict)",
+        '    summary: str = ""',
         "",
         "",
     ]
@@ -235,6 +236,7 @@ def operations_module(spec: Mapping[str, Any]) -> str:
         for status, model in sorted(responses.items()):
             lines.append(f"        {status}: models.{model},")
         lines.append("    },")
+        lines.append(f"    summary={operation.get('summary', '')!r},")
         lines.append(")")
         lines.append("")
     lines.append("OPERATIONS: tuple[Operation[BaseModel], ...] = (")

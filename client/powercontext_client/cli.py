@@ -4,8 +4,9 @@ Each client subcommand is the `PowerContextClient` method of the same name with 
 (`create-scope` is `create_scope`), and `prepare` is `prepare_context`. `serve`, `token` and
 `copy-store` belong to the server package, which registers them in the `powercontext.commands`
 entry-point group; the client loads one only when asked for it and never imports the server, so a
-client-only install runs every other command. `docs/cli.md` documents every command and option; `powercontext COMMAND --help`
-prints the same.
+client-only install runs every other command. `mcp` serves the API as MCP tools (`_mcp_server`,
+which needs the `mcp` extra and is imported only then). `docs/cli.md` documents every command and
+option; `powercontext COMMAND --help` prints the same.
 """
 
 from __future__ import annotations
@@ -19,10 +20,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from importlib.metadata import EntryPoint, entry_points
 from typing import IO, Any
 
-import httpx
 from pydantic import BaseModel, ValidationError
 
-from powercontext_api.models import RememberBatchResult
+from powercontext_api.models import GetScopeParameters, RememberBatchResult
 
 from ._client import PowerContextClient
 from ._errors import (
@@ -30,16 +30,18 @@ from ._errors import (
     PowerContextHTTPError,
     TransportError,
 )
+from ._messages import http_message, transport_message, validation_summary
 from ._serialize import UNSET, _Unset
 from ._validate import validate_prepared_context
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 URL_ENV = "POWERCONTEXT_URL"
 TOKEN_ENV = "POWERCONTEXT_TOKEN"
-# Commands another installed package provides (the server: serve, token, copy-store), found by
-# entry point so that the client never imports it; each is `main(argv) -> exit status`.
+# Commands another installed package provides (the server: serve, token, copy-store, export,
+# import), found by entry point so that the client never imports it; each is `main(argv) -> exit status`.
 COMMAND_GROUP = "powercontext.commands"
-SERVER_COMMANDS = ("serve", "token", "copy-store")
+SERVER_COMMANDS = ("serve", "token", "copy-store", "export", "import")
+MCP_EXTRA = "powercontext-client[mcp]"  # what installs the MCP SDK for `powercontext mcp`
 CONTRACT_MAX_BYTES = 32768  # the largest `max_bytes` the contract allows, the cap when none is given
 
 EXIT_OK = 0
@@ -70,6 +72,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(args_list)
     except SystemExit as exc:  # --help (0) or an argparse usage error (2)
         return _exit_status(exc)
+    if args.command == "mcp":  # a long-running server with its own (async) client
+        return _mcp(args)
     command: Callable[[PowerContextClient, argparse.Namespace], Any] = args.run
     try:
         with PowerContextClient(args.url, args.token, timeout=args.timeout) as pc:
@@ -80,13 +84,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         _fail(f"{exc}")
         return EXIT_USAGE
     except ValidationError as exc:
-        _fail(f"invalid argument: {_validation_summary(exc)}")
+        _fail(f"invalid argument: {validation_summary(exc)}")
         return EXIT_USAGE
     except TransportError as exc:
-        _fail(_transport_message(exc, args.url, args.timeout))
+        _fail(transport_message(exc, args.url, args.timeout))
         return EXIT_API_ERROR
     except PowerContextHTTPError as exc:
-        _fail(_http_message(exc))
+        _fail(http_message(exc))
         return EXIT_API_ERROR
     except PowerContextError as exc:
         _fail(str(exc))
@@ -169,6 +173,38 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
     commands.add_parser(
         "copy-store",
         help="Copy a whole database into an empty one, e.g. SQLite to OceanBase (needs the server package).",
+    )
+    commands.add_parser(
+        "export", help="Write one Scope with all it holds to a JSON Lines file (needs the server package)."
+    )
+    commands.add_parser(
+        "import", help="Recreate a Scope from an export file, on any backend (needs the server package)."
+    )
+
+    # MCP ----------------------------------------------------------------------------------------
+    sub = commands.add_parser(
+        "mcp",
+        help="Serve the API as MCP tools, on stdio or streamable HTTP (needs the mcp extra).",
+        description=(
+            "An MCP server for agent hosts: each tool is one API operation, called on the server of "
+            "--url with --token. It speaks stdio unless --http is given. Needs the MCP SDK: "
+            f"pip install '{MCP_EXTRA}'."
+        ),
+        parents=[shared],
+    )
+    sub.add_argument(
+        "--scope",
+        metavar="SCOPE_ID",
+        help="The Scope tools use when a call leaves scope_id out; scope_id is then optional in every tool.",
+    )
+    sub.add_argument(
+        "--http",
+        type=_http_address,
+        metavar="[HOST:]PORT",
+        help=(
+            "Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio; HOST defaults to "
+            "127.0.0.1 and port 0 picks a free one (the address is printed on stderr)."
+        ),
     )
 
     # Service ------------------------------------------------------------------------------------
@@ -724,6 +760,41 @@ def _assembly_arg(args: argparse.Namespace) -> dict[str, Any] | _Unset | None:
     return assembly
 
 
+# MCP -----------------------------------------------------------------------------------------------
+def _mcp(args: argparse.Namespace) -> int:
+    if args.scope is not None:
+        try:
+            GetScopeParameters.model_validate({"scope_id": args.scope})
+        except ValidationError as exc:
+            _fail(f"invalid --scope: {validation_summary(exc)}")
+            return EXIT_USAGE
+    try:
+        # The MCP SDK is an optional extra: imported here only, so the rest of the CLI works without it.
+        from . import _mcp_server
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").startswith("powercontext"):
+            raise
+        _fail(
+            "`powercontext mcp` needs the MCP SDK (the mcp package), which is not installed here "
+            f"(missing module {exc.name!r}); install it with: pip install '{MCP_EXTRA}'"
+        )
+        return EXIT_API_ERROR
+    settings = _mcp_server.McpSettings(
+        url=args.url, token=args.token, timeout=args.timeout, scope=args.scope, http=args.http
+    )
+    return _mcp_server.run(settings)
+
+
+def _http_address(value: str) -> tuple[str, int]:
+    """`PORT`, `HOST:PORT` or `[IPv6]:PORT`; the host defaults to loopback."""
+    host, _, port = value.rpartition(":")
+    bracketed = host.startswith("[") and host.endswith("]")
+    host = host[1:-1] if bracketed else host or "127.0.0.1"
+    if not port.isdigit() or int(port) > 65535 or (":" in host and not bracketed):
+        raise argparse.ArgumentTypeError(f"{value!r} is not [HOST:]PORT with a port from 0 to 65535")
+    return host, int(port)
+
+
 # Arguments from text -------------------------------------------------------------------------------
 def _text_arg(value: str) -> str:
     return sys.stdin.read() if value == "-" else value
@@ -800,52 +871,6 @@ def _write_exact(content: str) -> None:
 def _fail(message: str) -> None:
     # Always one line, whatever the server's message holds.
     print("powercontext: " + " ".join(message.splitlines()), file=sys.stderr)
-
-
-def _http_message(exc: PowerContextHTTPError) -> str:
-    message = f"HTTP {exc.status} {exc.code or 'error'}: {exc.message}"
-    errors = (exc.details or {}).get("errors")
-    if isinstance(errors, list) and errors:
-        message += " " + "; ".join(_error_item(e) for e in errors[:3] if isinstance(e, dict))
-        if len(errors) > 3:
-            message += f"; and {len(errors) - 3} more"
-    if exc.request_id:
-        message += f" (request id {exc.request_id})"
-    return message
-
-
-def _error_item(error: Mapping[str, Any]) -> str:
-    loc = ".".join(str(part) for part in error.get("loc") or [])
-    return f"[{loc}] {error.get('msg', '')}" if loc else str(error.get("msg", ""))
-
-
-def _transport_message(exc: TransportError, url: str, timeout: float) -> str:
-    cause = exc.__cause__
-    if isinstance(cause, httpx.TimeoutException):
-        return f"the server at {url} did not answer within {timeout:g} s"
-    if isinstance(cause, httpx.ConnectError):
-        return f"the server is not reachable at {url} ({cause})"
-    return f"the request to {url} failed: {cause or exc}"
-
-
-def _pattern_message(pattern: str) -> str:
-    """Say what the contract's two text patterns mean instead of quoting them."""
-    if pattern.startswith("[^\\t"):
-        return "must not be blank"
-    if pattern.startswith("^[^/%"):  # ScopeId
-        return "must not be blank or hold /, % or control characters"
-    return f"must match {pattern}"
-
-
-def _validation_summary(exc: ValidationError) -> str:
-    parts = []
-    for error in exc.errors()[:3]:
-        loc = ".".join(str(part) for part in error["loc"] if part != "root")
-        msg = error["msg"]
-        if error["type"] == "string_pattern_mismatch":
-            msg = _pattern_message(str((error.get("ctx") or {}).get("pattern", "")))
-        parts.append(f"{loc}: {msg}" if loc else msg)
-    return "; ".join(parts)
 
 
 if __name__ == "__main__":

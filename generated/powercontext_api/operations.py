@@ -47,6 +47,7 @@ class Operation(Generic[ResponseT]):
     body_model: type[BaseModel] | None = None
     body_required: bool = False
     responses: Mapping[int, type[BaseModel]] = field(default_factory=dict)
+    summary: str = ""
 
 
 HEALTH_LIVE: Operation[models.HealthStatus] = Operation(
@@ -59,6 +60,7 @@ HEALTH_LIVE: Operation[models.HealthStatus] = Operation(
     responses={
         200: models.HealthStatus,
     },
+    summary='The process is up.',
 )
 
 HEALTH_READY: Operation[models.HealthStatus] = Operation(
@@ -72,6 +74,7 @@ HEALTH_READY: Operation[models.HealthStatus] = Operation(
         200: models.HealthStatus,
         503: models.ErrorResponse,
     },
+    summary='The store answers.',
 )
 
 GET_CAPABILITIES: Operation[models.Capabilities] = Operation(
@@ -84,6 +87,7 @@ GET_CAPABILITIES: Operation[models.Capabilities] = Operation(
     responses={
         200: models.Capabilities,
     },
+    summary='What this server supports.',
 )
 
 LIST_SCOPES: Operation[models.ScopeList] = Operation(
@@ -105,6 +109,7 @@ LIST_SCOPES: Operation[models.ScopeList] = Operation(
         422: models.ErrorResponse,
         503: models.ErrorResponse,
     },
+    summary='List Scopes in `scope_id` order.',
 )
 
 CREATE_SCOPE: Operation[models.ScopeDescriptor] = Operation(
@@ -124,6 +129,7 @@ CREATE_SCOPE: Operation[models.ScopeDescriptor] = Operation(
         422: models.ErrorResponse,
         503: models.ErrorResponse,
     },
+    summary='Create a Scope.',
 )
 
 GET_SCOPE: Operation[models.ScopeDescriptor] = Operation(
@@ -145,6 +151,7 @@ GET_SCOPE: Operation[models.ScopeDescriptor] = Operation(
         422: models.ErrorResponse,
         503: models.ErrorResponse,
     },
+    summary='Read a Scope.',
 )
 
 UPDATE_SCOPE: Operation[models.ScopeDescriptor] = Operation(
@@ -169,6 +176,7 @@ UPDATE_SCOPE: Operation[models.ScopeDescriptor] = Operation(
         422: models.ErrorResponse,
         503: models.ErrorResponse,
     },
+    summary="Update a Scope's title, summary or Context References.",
 )
 
 DELETE_SCOPE: Operation[models.ScopeErasure] = Operation(
@@ -191,6 +199,7 @@ DELETE_SCOPE: Operation[models.ScopeErasure] = Operation(
         422: models.ErrorResponse,
         503: models.ErrorResponse,
     },
+    summary='Erase a Scope with every family, candidate and index row it holds.',
 )
 
 REMEMBER: Operation[models.MemoryEntry] = Operation(
@@ -211,6 +220,7 @@ REMEMBER: Operation[models.MemoryEntry] = Operation(
         422: models.ErrorResponse,
         503: models.ErrorResponse,
     },
+    summary='Add a Memory entry; commits the next Memory revision.',
 )
 
 REMEMBER_BATCH: Operation[models.RememberBatchResult] = Operation(
@@ -231,6 +241,7 @@ REMEMBER_BATCH: Operation[models.RememberBatchResult] = Operation(
         422: models.ErrorResponse,
         503: models.ErrorResponse,
     },
+    summary='Add up to 1,000 Memory entries in one transaction; commits one Memory revision per entry, in order.',
 )
 
 REVISE_MEMORY_ENTRY: Operation[models.MemoryEntry] = Operation(
@@ -251,6 +262,7 @@ REVISE_MEMORY_ENTRY: Operation[models.MemoryEntry] = Operation(
         422: models.ErrorResponse,
         503: models.ErrorResponse,
     },
+    summary='Replace the text of the entry a head citation names; commits the next revision.',
 )
 
 RETIRE_MEMORY_ENTRY: Operation[models.MemoryEntry] = Operation(
@@ -271,6 +283,7 @@ RETIRE_MEMORY_ENTRY: Operation[models.MemoryEntry] = Operation(
         422: models.ErrorResponse,
         503: models.ErrorResponse,
     },
+    summary='Retire the entry a head citation names; commits the next revision.',
 )
 
 GET_MEMORY_ENTRY: Operation[models.MemoryEntry] = Operation(
@@ -291,6 +304,7 @@ GET_MEMORY_ENTRY: Operation[models.MemoryEntry] = Operation(
         422: models.ErrorResponse,
         503: models.ErrorResponse,
     },
+    summary='Exact read of the entry version a citation names, at any past revision.',
 )
 
 ERASE_MEMORY_ENTRY: Operation[models.EntryErasure] = Operation(
@@ -311,6 +325,7 @@ ERASE_MEMORY_ENTRY: Operation[models.EntryErasure] = Operation(
         422: models.ErrorResponse,
         503: models.ErrorResponse,
     },
+    summary='Erase every version of an entry; commits the next Memory revision.',
 )
 
 LIST_MEMORY_ENTRIES: Operation[models.MemoryEntryList] = Operation(
@@ -330,6 +345,7 @@ LIST_MEMORY_ENTRIES: Operation[models.MemoryEntryList] = Operation(
         422: models.ErrorResponse,
         503: models.ErrorResponse,
     },
+    summary='List the active entries of the Memory head in creation order.',
 )
 
 SEARCH_MEMORY: Operation[models.MemorySearchResult] = Operation(
@@ -349,6 +365,7 @@ SEARCH_MEMORY: Operation[models.MemorySearchResult] = Operation(
         422: models.ErrorResponse,
         503: models.ErrorResponse,
     },
+    summary='Full-text search of the Memory head, in retrieval order (the order prepare uses).',
 )
 
 PREPARE_CONTEXT: Operation[models.PreparedContext] = Operation(
@@ -368,6 +385,7 @@ PREPARE_CONTEXT: Operation[models.PreparedContext] = Operation(
         422: models.ErrorResponse,
         503: models.ErrorResponse,
     },
+    summary='Prepare one cited, byte-budgeted, injection-safe context string.',
 )
 
 GET_ARTIFACT_REVISION: Operation[models.ArtifactRevision] = Operation(
@@ -392,6 +410,7 @@ GET_ARTIFACT_REVISION: Operation[models.ArtifactRevision] = Operation(
         422: models.ErrorResponse,
         503: models.ErrorResponse,
     },
+    summary="Exact read of any family's artifact revision, old revisions included.",
 )
 
 PROPOSE_EXPERIENCE: Operation[models.Candidate] = Operation(
@@ -411,6 +430,7 @@ PROPOSE_EXPERIENCE: Operation[models.Candidate] = Operation(
         422: models.ErrorResponse,
         503: models.ErrorResponse,
     },
+    summary='Propose a new Experience, or a new revision of `artifact_id`, as a pending Candidate.',
 )
 
 SEARCH_EXPERIENCE: Operation[models.ExperienceSearchResult] = Operation(
@@ -430,6 +450,7 @@ SEARCH_EXPERIENCE: Operation[models.ExperienceSearchResult] = Operation(
         422: models.ErrorResponse,
         503: models.ErrorResponse,
     },
+    summary='Full-text search of approved Experience heads, in the order prepare uses.',
 )
 
 GET_EXPERIENCE: Operation[models.Experience] = Operation(
@@ -449,6 +470,7 @@ GET_EXPERIENCE: Operation[models.Experience] = Operation(
         422: models.ErrorResponse,
         503: models.ErrorResponse,
     },
+    summary='Exact read of one Experience revision.',
 )
 
 PROPOSE_PROFILE: Operation[models.Candidate] = Operation(
@@ -468,6 +490,7 @@ PROPOSE_PROFILE: Operation[models.Candidate] = Operation(
         422: models.ErrorResponse,
         503: models.ErrorResponse,
     },
+    summary='Propose the next Profile snapshot (Markdown) as a pending Candidate.',
 )
 
 GET_PROFILE: Operation[models.Profile] = Operation(
@@ -487,6 +510,7 @@ GET_PROFILE: Operation[models.Profile] = Operation(
         422: models.ErrorResponse,
         503: models.ErrorResponse,
     },
+    summary="The Scope's current Profile, its latest approved snapshot.",
 )
 
 APPROVE_CANDIDATE: Operation[models.Candidate] = Operation(
@@ -507,6 +531,7 @@ APPROVE_CANDIDATE: Operation[models.Candidate] = Operation(
         422: models.ErrorResponse,
         503: models.ErrorResponse,
     },
+    summary="Approve a pending Candidate; commits the artifact's next immutable revision.",
 )
 
 REJECT_CANDIDATE: Operation[models.Candidate] = Operation(
@@ -527,6 +552,7 @@ REJECT_CANDIDATE: Operation[models.Candidate] = Operation(
         422: models.ErrorResponse,
         503: models.ErrorResponse,
     },
+    summary='Reject a pending Candidate; nothing is committed.',
 )
 
 LIST_CANDIDATES: Operation[models.CandidateList] = Operation(
@@ -546,6 +572,7 @@ LIST_CANDIDATES: Operation[models.CandidateList] = Operation(
         422: models.ErrorResponse,
         503: models.ErrorResponse,
     },
+    summary='List Candidates in proposal order, optionally of one state.',
 )
 
 GET_CANDIDATE: Operation[models.Candidate] = Operation(
@@ -565,6 +592,7 @@ GET_CANDIDATE: Operation[models.Candidate] = Operation(
         422: models.ErrorResponse,
         503: models.ErrorResponse,
     },
+    summary='Read one Candidate.',
 )
 
 PUT_TOPIC: Operation[models.Topic] = Operation(
@@ -585,6 +613,7 @@ PUT_TOPIC: Operation[models.Topic] = Operation(
         422: models.ErrorResponse,
         503: models.ErrorResponse,
     },
+    summary='Create a topic, or commit the next revision of `artifact_id` (no model involved).',
 )
 
 SEARCH_TOPICS: Operation[models.TopicSearchResult] = Operation(
@@ -604,6 +633,7 @@ SEARCH_TOPICS: Operation[models.TopicSearchResult] = Operation(
         422: models.ErrorResponse,
         503: models.ErrorResponse,
     },
+    summary='Full-text search of topic heads in this Scope, in the order prepare uses.',
 )
 
 GET_TOPIC: Operation[models.Topic] = Operation(
@@ -623,6 +653,7 @@ GET_TOPIC: Operation[models.Topic] = Operation(
         422: models.ErrorResponse,
         503: models.ErrorResponse,
     },
+    summary='Exact read of one topic revision with its full detail.',
 )
 
 OPERATIONS: tuple[Operation[BaseModel], ...] = (

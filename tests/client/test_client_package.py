@@ -82,7 +82,8 @@ def test_wheel_holds_the_client_the_generated_models_and_the_command(wheel: Path
     requires = sorted(
         line.split(": ", 1)[1] for line in metadata.splitlines() if line.startswith("Requires-Dist:")
     )
-    assert requires == ["httpx==0.28.1", "pydantic==2.14.3"]
+    assert requires == ["httpx==0.28.1", "mcp<3,>=2.3; extra == 'mcp'", "pydantic==2.14.3"]
+    assert "Provides-Extra: mcp" in metadata.splitlines()
     entry_points = (
         zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
     )
@@ -120,3 +121,15 @@ def test_client_only_command_talks_to_a_server_and_says_serve_needs_the_server(
         assert refused.returncode == 1
         assert refused.stdout == ""
         assert "needs the PowerContext server, which is not installed here" in refused.stderr
+
+
+def test_client_only_mcp_command_says_how_to_install_the_sdk(client_venv: Path) -> None:
+    command = client_venv / "bin" / "powercontext"
+    assert run(command, "mcp", "--help").returncode == 0  # the SDK is imported only to serve
+    refused = run(command, "mcp", check=False)
+    assert refused.returncode == 1
+    assert refused.stdout == ""
+    assert refused.stderr == (
+        "powercontext: `powercontext mcp` needs the MCP SDK (the mcp package), which is not installed here "
+        "(missing module 'mcp_types'); install it with: pip install 'powercontext-client[mcp]'\n"
+    )

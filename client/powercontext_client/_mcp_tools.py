@@ -1,0 +1,136 @@
+"""The MCP tools of `powercontext mcp`, built from the generated operation table.
+
+A tool is one operation of the contract under its operationId. Its input schema is the JSON Schema of
+the operation's generated request model (the body model, or the path and query parameters model), so
+it cannot drift from the OpenAPI spec, and the same model validates the arguments before anything is
+sent. Results are the generated response models; their serialization schema is the output schema.
+This module does not import the MCP SDK: `_mcp_server` turns these specs into SDK types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from pydantic import BaseModel, ConfigDict
+
+from powercontext_api.operations import BY_ID, Operation
+
+from ._serialize import adapter, dump
+
+PREPARE_TOOL: Final = "prepare_context"
+"""The tool whose result is the prepared text itself, not the JSON answer."""
+
+SCOPE_FIELD: Final = "scope_id"
+
+# The operations offered as tools, in listing order: prepare and write Memory, then the reads an agent
+# uses to look things up. Scope administration, erasure and candidate review stay with people.
+TOOL_OPERATIONS: Final = (
+    "prepare_context",
+    "remember",
+    "remember_batch",
+    "search_memory",
+    "get_memory_entry",
+    "list_memory_entries",
+    "search_experience",
+    "get_experience",
+    "search_topics",
+    "get_topic",
+    "get_profile",
+    "get_artifact_revision",
+    "get_scope",
+    "list_scopes",
+    "get_capabilities",
+)
+
+WRITE_ACCESS: Final = "scope.write"
+"""The access a tool's operation declares when it commits a revision; every other tool only reads."""
+
+
+class NoArguments(BaseModel):
+    """The arguments of an operation without parameters or body: none."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+@dataclass(frozen=True)
+class ToolRequest:
+    """What `AsyncPowerContextClient.call` sends for one tool call."""
+
+    body: BaseModel | None = None
+    path: Mapping[str, str | int] | None = None
+    query: Mapping[str, str | int] | None = None
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One operation as an MCP tool. `default_scope`, when set, fills a missing `scope_id`."""
+
+    operation: Operation[BaseModel]
+    description: str
+    arguments_model: type[BaseModel]
+    input_schema: Mapping[str, Any]
+    output_schema: Mapping[str, Any] | None
+    read_only: bool
+    default_scope: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.operation.operation_id
+
+    def request(self, arguments: Mapping[str, Any]) -> ToolRequest:
+        """Validate `arguments` with the request model; raises `pydantic.ValidationError`."""
+        given = dict(arguments)
+        if self.default_scope is not None and SCOPE_FIELD in self.arguments_model.model_fields:
+            given.setdefault(SCOPE_FIELD, self.default_scope)
+        validated = adapter(self.arguments_model).validate_python(given)
+        if self.operation.body_model is not None:
+            return ToolRequest(body=validated)
+        # Path and query parameters: only what the caller set, so the server applies its defaults.
+        values = dump(validated)
+        where = {p.name: p.location for p in self.operation.parameters}
+        return ToolRequest(
+            path={k: v for k, v in values.items() if where.get(k) == "path"},
+            query={k: v for k, v in values.items() if where.get(k) == "query"} or None,
+        )
+
+
+def build_tools(default_scope: str | None = None) -> tuple[ToolSpec, ...]:
+    """Every tool of `TOOL_OPERATIONS`; with `default_scope`, `scope_id` is optional and defaults to it."""
+    return tuple(_tool(BY_ID[operation_id], default_scope) for operation_id in TOOL_OPERATIONS)
+
+
+def _tool(operation: Operation[BaseModel], default_scope: str | None) -> ToolSpec:
+    model = operation.body_model or operation.parameters_model or NoArguments
+    return ToolSpec(
+        operation=operation,
+        description=operation.summary,
+        arguments_model=model,
+        input_schema=input_schema(model, default_scope),
+        # Prepare answers with its text alone (see `_mcp_server`), so it declares no structure.
+        output_schema=None
+        if operation.operation_id == PREPARE_TOOL
+        else operation.response_model.model_json_schema(mode="serialization"),
+        read_only=operation.access != WRITE_ACCESS,
+        default_scope=default_scope,
+    )
+
+
+def input_schema(model: type[BaseModel], default_scope: str | None) -> dict[str, Any]:
+    """`model`'s JSON Schema; with `default_scope`, `scope_id` is not required and defaults to it.
+
+    The schema stays self-contained: pydantic puts nested models under `$defs` and refers to them
+    with `#/$defs/...`, which every JSON Schema validator (and the MCP SDK) resolves in the document.
+    """
+    schema = model.model_json_schema()
+    properties = schema.get("properties", {})
+    if default_scope is not None and SCOPE_FIELD in properties:
+        properties[SCOPE_FIELD] = {**properties[SCOPE_FIELD], "default": default_scope}
+        required = [name for name in schema.get("required", []) if name != SCOPE_FIELD]
+        if required:
+            schema["required"] = required
+        else:
+            # An empty `required` is invalid before draft 6; pydantic leaves it out too.
+            schema.pop("required", None)
+    return schema

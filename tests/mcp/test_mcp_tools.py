@@ -1,0 +1,105 @@
+"""The tool table of `powercontext mcp` (`_mcp_tools`), without the SDK: spec, schemas, requests."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import pytest
+import yaml
+from pydantic import ValidationError
+
+from powercontext_api.models import PrepareContextRequest, SearchRequest
+from powercontext_api.operations import BY_ID
+from powercontext_client._mcp_tools import (
+    TOOL_OPERATIONS,
+    NoArguments,
+    build_tools,
+    input_schema,
+)
+
+from .conftest import ROOT
+
+
+@cache
+def spec_summaries() -> dict[str, str]:
+    """operationId -> summary, read from openapi/powercontext.yaml."""
+    spec = yaml.safe_load((ROOT / "openapi" / "powercontext.yaml").read_text(encoding="utf-8"))
+    return {
+        operation["operationId"]: operation["summary"]
+        for path in spec["paths"].values()
+        for method, operation in path.items()
+        if method in ("get", "post", "put", "delete")
+    }
+
+
+def test_descriptions_are_the_openapi_summaries() -> None:
+    summaries = spec_summaries()
+    descriptions = {tool.name: tool.description for tool in build_tools()}
+    assert set(descriptions) == set(TOOL_OPERATIONS)
+    for operation_id, description in descriptions.items():
+        assert description == summaries[operation_id], operation_id
+
+
+def test_every_tool_is_an_operation_of_the_table_and_none_administers_or_erases() -> None:
+    for operation_id in TOOL_OPERATIONS:
+        operation = BY_ID[operation_id]
+        assert operation.access in ("public", "scope.read", "scope.write"), operation_id
+
+
+def test_the_input_schema_is_the_request_models_own() -> None:
+    by_name = {tool.name: tool for tool in build_tools()}
+    assert by_name["prepare_context"].input_schema == PrepareContextRequest.model_json_schema()
+    assert by_name["search_topics"].input_schema == SearchRequest.model_json_schema()
+    assert by_name["get_capabilities"].input_schema == NoArguments.model_json_schema()
+    assert by_name["get_capabilities"].input_schema["additionalProperties"] is False
+
+
+def test_a_default_scope_makes_scope_id_optional_and_leaves_the_rest() -> None:
+    schema = input_schema(PrepareContextRequest, "project:demo")
+    expected = PrepareContextRequest.model_json_schema()
+    assert schema["required"] == ["query"]
+    assert schema["properties"]["scope_id"] == {
+        **expected["properties"]["scope_id"],
+        "default": "project:demo",
+    }
+    assert {k: v for k, v in schema.items() if k not in ("required", "properties")} == {
+        k: v for k, v in expected.items() if k not in ("required", "properties")
+    }
+    # The model's own schema is not touched.
+    assert PrepareContextRequest.model_json_schema() == expected
+    only_scope = input_schema(BY_ID["get_profile"].body_model or NoArguments, "project:demo")
+    assert "required" not in only_scope
+
+
+def test_requests_carry_what_the_caller_set_and_the_default_scope() -> None:
+    tools = {tool.name: tool for tool in build_tools("project:demo")}
+    prepare = tools["prepare_context"].request({"query": "q", "assembly": {}})
+    assert isinstance(prepare.body, PrepareContextRequest)
+    assert prepare.body.model_dump(mode="json", exclude_unset=True) == {
+        "scope_id": "project:demo",
+        "query": "q",
+        "assembly": {},
+    }
+    explicit = tools["search_memory"].request({"scope_id": "project:other", "query": "q"})
+    assert explicit.body is not None and explicit.body.model_dump()["scope_id"] == "project:other"
+    revision = tools["get_artifact_revision"].request(
+        {"family": "memory", "artifact_id": "memory", "revision": 2}
+    )
+    assert revision.body is None
+    assert revision.path == {
+        "scope_id": "project:demo",
+        "family": "memory",
+        "artifact_id": "memory",
+        "revision": 2,
+    }
+    assert revision.query is None
+    scopes = tools["list_scopes"].request({"limit": 5})
+    assert (scopes.path, scopes.query) == ({}, {"limit": 5})
+    assert tools["list_scopes"].request({}).query is None  # the server's default page size applies
+
+
+def test_invalid_arguments_raise_the_request_models_validation_error() -> None:
+    (prepare, *_) = build_tools()
+    with pytest.raises(ValidationError) as raised:
+        prepare.request({"query": "q"})
+    assert raised.value.errors()[0]["loc"] == ("scope_id",)
