@@ -34,6 +34,16 @@ from ..recall.bm25 import Documents, TermPostings, contributions, length_norms, 
 MAX_POSTINGS = 32_000_000
 # Rebuild rather than keep scoring dead documents once a quarter of the slots are dead.
 _MIN_DEAD_FOR_REBUILD = 1024
+# What a kept term costs besides its postings, counted as postings: its entries in four dicts,
+# the TermPostings tuple, two array objects and their blocks, about 500 bytes (bench/memory.py).
+TERM_COST = 32
+# What a document costs, counted as postings: its key, length, norm and flag in arrays of up to
+# twice the count, and its `_slot_of` entry.
+DOC_COST = 8
+# A term with fewer postings is read again each time it is queried (one short index range)
+# rather than kept: kept, every new rare word (a ticket number, a typo, a word no entry holds)
+# would stay for good, each costing TERM_COST.
+MIN_KEPT_POSTINGS = 16
 # Changes kept for readers with older snapshots: far more than requests in flight can lag behind.
 HISTORY = 4096
 
@@ -160,7 +170,20 @@ class FamilyMirror:
         """Keep postings read at this mirror's generation."""
         self._terms[term] = postings
         self._term_since[term] = self.generation
-        self.postings += len(postings.slots) + 1  # a term known to be absent still takes room
+        self.postings += len(postings.slots) + TERM_COST
+
+    @property
+    def cost(self) -> int:
+        """What this mirror holds, counted in postings (see MAX_POSTINGS)."""
+        return self.postings + DOC_COST * self._count
+
+    def forget_terms(self) -> None:
+        """Drop every kept term; the documents stay, and a query reads its terms again."""
+        self._terms.clear()
+        self._term_since.clear()
+        self._added.clear()
+        self._frequencies.clear()
+        self.postings = 0
 
     def _lookup(self, term: str, borrowed: Mapping[str, TermPostings]) -> TermPostings:
         found = borrowed.get(term)
@@ -242,9 +265,18 @@ class SearchMirror:
         self._mirrors.move_to_end((scope_key, family))
 
     def evict(self) -> None:
-        """Drop least recently used mirrors until the postings fit the budget (keep the newest)."""
-        while len(self._mirrors) > 1 and sum(m.postings for m in self._mirrors.values()) > self._max_postings:
-            self._mirrors.popitem(last=False)
+        """Fit the budget: forget the terms of the least recently used mirrors (the newest's
+        last), then drop whole mirrors, least recently used first (never the newest)."""
+        total = sum(m.cost for m in self._mirrors.values())
+        if total <= self._max_postings:
+            return
+        for mirror in self._mirrors.values():
+            if total <= self._max_postings:
+                return
+            total -= mirror.postings
+            mirror.forget_terms()
+        while len(self._mirrors) > 1 and total > self._max_postings:
+            total -= self._mirrors.popitem(last=False)[1].cost
 
     def clear(self) -> None:
         self._mirrors.clear()

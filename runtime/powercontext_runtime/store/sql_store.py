@@ -48,7 +48,7 @@ class SqlStore:
     def __init__(self, backend: Backend, search_mirror: SearchMirror | None = None) -> None:
         self._backend = backend
         self._local = threading.local()
-        self._connections: list[Conn] = []
+        self._connections: dict[threading.Thread, Conn] = {}  # by the thread that uses it
         self._lock = threading.Lock()
         self._search = search_mirror or SearchMirror()
         self._migrate()
@@ -60,7 +60,13 @@ class SqlStore:
             conn = self._backend.connect()
             self._local.conn = conn
             with self._lock:
-                self._connections.append(conn)
+                # A thread that ended (the server's thread pool ends a thread idle for 10 s and
+                # starts another when busy again) leaves its connection: close it, or every burst
+                # after a pause would keep a new set open, each with its own page cache.
+                for thread in [t for t in self._connections if not t.is_alive()]:
+                    with suppress(*self._backend.errors):
+                        self._backend.close(self._connections.pop(thread))
+                self._connections[threading.current_thread()] = conn
         return conn
 
     @contextmanager
@@ -112,8 +118,10 @@ class SqlStore:
     def _discard(self, conn: Conn) -> None:
         """A broken connection is closed and never reused (the next transaction opens another)."""
         self._local.conn = None
-        with self._lock, suppress(ValueError):
-            self._connections.remove(conn)
+        with self._lock:
+            thread = threading.current_thread()
+            if self._connections.get(thread) is conn:
+                del self._connections[thread]
         with suppress(*self._backend.errors):
             self._backend.close(conn)
 
@@ -133,7 +141,7 @@ class SqlStore:
 
     def close(self) -> None:
         with self._lock:
-            for conn in self._connections:
+            for conn in self._connections.values():
                 with suppress(*self._backend.errors):
                     self._backend.close(conn)
             self._connections.clear()
