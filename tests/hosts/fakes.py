@@ -42,12 +42,13 @@ Responder = Callable[[Received], Reply]
 
 
 class RecordingServer:
-    """A threaded HTTP server on 127.0.0.1 that records each request before answering it."""
+    """A threaded HTTP server on 127.0.0.1 (on `port`, else a free one) that records each request
+    before answering it."""
 
-    def __init__(self, responder: Responder) -> None:
+    def __init__(self, responder: Responder, port: int = 0) -> None:
         self.received: list[Received] = []
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class(responder))
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler_class(responder))
         self._server.daemon_threads = True
         self.base_url = f"http://127.0.0.1:{self._server.server_address[1]}"
         self._thread = threading.Thread(

@@ -3,14 +3,28 @@
 from __future__ import annotations
 
 import json
+import re
+import shlex
 from pathlib import Path
 
 import pytest
 
 from hosts.hermes import install
-from hosts.hermes.powercontext_memory.config import ConfigError, Settings, load_settings
+from hosts.hermes.powercontext_memory.config import (
+    DEFAULT_BASE_URL,
+    DEFAULT_MAX_BYTES,
+    DEFAULT_SCOPE,
+    MAX_TIMEOUT,
+    SOURCES,
+    ConfigError,
+    Settings,
+    load_settings,
+)
+from tests.hosts.conftest import REPO
 
 CWD = Path("/work/zebra-gateway")
+GUIDE = REPO / "docs" / "hermes.md"
+ASSEMBLY_PAGES = [GUIDE, REPO / "docs" / "prepare-standard-context-text.md"]
 
 
 def settings_from(**env: str) -> Settings:
@@ -142,6 +156,69 @@ def test_a_bad_config_file_is_rejected(tmp_path: Path, content: str) -> None:
 def test_a_missing_config_file_is_rejected(tmp_path: Path) -> None:
     with pytest.raises(ConfigError):
         load_settings({"POWERCONTEXT_HERMES_CONFIG": str(tmp_path / "absent.json")}, cwd=CWD)
+
+
+# The documented configuration (docs/hermes.md)
+
+
+def fenced(page: Path, lang: str) -> list[str]:
+    text = page.read_text(encoding="utf-8")
+    return re.findall(rf"^```{lang}\n(.*?)^```$", text, re.MULTILINE | re.DOTALL)
+
+
+def test_the_documented_config_file_loads_as_described(tmp_path: Path) -> None:
+    [example] = fenced(GUIDE, "json")
+    path = tmp_path / "powercontext.json"
+    path.write_text(example, encoding="utf-8")
+    assembly = {
+        "sections": [{"family": "experience", "limit": 2}, {"family": "memory", "limit": 5}],
+        "show": ["recall_rank"],
+    }
+    assert load_settings({"POWERCONTEXT_HERMES_CONFIG": str(path)}, cwd=CWD) == Settings(
+        base_url="http://127.0.0.1:8000",
+        token="pc_example_token",
+        scope_id="project:zebra-gateway",
+        max_bytes=6000,
+        timeout=1.5,
+        assembly_json=json.dumps(assembly, separators=(",", ":")),
+        capture=True,
+    )
+
+
+@pytest.mark.parametrize("page", ASSEMBLY_PAGES, ids=lambda page: page.name)
+def test_every_documented_assembly_export_is_a_valid_setting(page: Path) -> None:
+    exports = [
+        shlex.split(line)[1]
+        for block in fenced(page, "bash")
+        for line in block.splitlines()
+        if line.startswith("export POWERCONTEXT_HERMES_CONTEXT_ASSEMBLY=")
+    ]
+    assert exports
+    for export in exports:
+        name, value = export.split("=", 1)
+        assert load_settings({name: value}, cwd=CWD).mode == "assembly"
+
+
+def test_the_settings_table_names_every_setting_its_file_key_and_default() -> None:
+    rows = {
+        cells[0]: cells[1:]
+        for line in GUIDE.read_text(encoding="utf-8").splitlines()
+        if line.startswith("| `POWERCONTEXT_HERMES_")
+        for cells in [[cell.strip() for cell in line.strip("|").split("|")]]
+    }
+    defaults = {
+        "base_url": f"`{DEFAULT_BASE_URL}`",
+        "token": "none",
+        "scope": f"`{DEFAULT_SCOPE}`",
+        "max_bytes": f"`{DEFAULT_MAX_BYTES}`",
+        "timeout": f"`{MAX_TIMEOUT}`",
+        "assembly": "unset",
+        "capture": "`on`",
+    }
+    assert set(rows) == {f"`{env_name}`" for env_name, _ in SOURCES.values()}
+    for name, (env_name, file_key) in SOURCES.items():
+        file_column, default_column = rows[f"`{env_name}`"][:2]
+        assert (file_column, default_column) == (f"`{file_key}`", defaults[name])
 
 
 # Installer

@@ -46,6 +46,7 @@ MEMORIES = (
     "Zebra gateway validation also needs make zebra-e2e after API changes.",
 )
 PREPARE = "/v1/context/prepare"
+CAPABILITIES = "/v1/capabilities"
 TOKEN = "hermes-e2e-secret-token"
 TURN_TIMEOUT = 90
 
@@ -146,7 +147,10 @@ def test_configured_assembly_reaches_the_server_and_its_text_reaches_the_model_u
         settings["POWERCONTEXT_HERMES_BASE_URL"] = proxy.base_url
         run_turn(hermes_home, tmp_path / "work", settings)
 
-    [sent] = proxy.requests_to(PREPARE)  # the repeated background prefetch reused the cached text
+    # Support is checked once, before the first assembly request; queue_prefetch prepares nothing.
+    context_paths = [request.path for request in proxy.received if request.path in {CAPABILITIES, PREPARE}]
+    assert context_paths == [CAPABILITIES, PREPARE]
+    [sent] = proxy.requests_to(PREPARE)
     assert sent.json() == expected_request  # section order included
     assert "Authorization" not in sent.headers
 
@@ -204,7 +208,9 @@ def test_the_turn_completes_without_context_when_the_server_is_unavailable(
             },
         )
         if hanging is not None:
-            # One prepare and one capture attempt, each abandoned at its own deadline, never repeated.
+            # One capabilities check (assembly is configured; no prepare is sent without an answer)
+            # and one capture attempt, each abandoned at its own deadline, never repeated: the
+            # background queue_prefetch does not check again in the turn that already tried.
             assert hanging.accepted == 2
 
     user_text = model_user_text(model)

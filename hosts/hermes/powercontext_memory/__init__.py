@@ -2,25 +2,31 @@
 
 Hermes finds this MemoryProvider through `register(ctx)`, which calls `ctx.register_memory_provider`.
 Before each turn it calls `on_turn_start`, then `prefetch(query)` once; the text returned is
-PowerContext's prepared `content`, unchanged, or "" when there is none. After each completed turn
-it calls `sync_turn`, which queues the turn (redacted) for storage as Memory entries of kind
+PowerContext's prepared `content`, unchanged, or "" when there is none. With an assembly
+configured, the server's `GET /v1/capabilities` is read first (once per server; `capabilities`),
+and a server that does not support assembly gets the legacy request. After each completed turn
+Hermes calls `sync_turn`, which queues the turn (redacted) for storage as Memory entries of kind
 `conversation` in the provider's Scope; a background worker sends them, and `on_session_end` and
-`shutdown` flush the queue with a bounded wait. Every failure fails open: one log line (never the
+`shutdown` flush the queue with a bounded wait. Then it calls `queue_prefetch`, which only warms
+the capabilities check (see its docstring). Every failure fails open: one log line (never the
 token or the text) and the turn goes on.
 
 Configuration is read by `config.load_settings` and frozen at `on_turn_start` until the next turn
-starts, so a turn never mixes budgets, assemblies or Scopes. See hosts/hermes/README.md.
+starts, so a turn never mixes budgets, assemblies or Scopes. See docs/hermes.md.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
+import time
 import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .cache import PreparedCache, cache_key
+from .capabilities import AssemblySupport
 from .capture import SESSION_END_FLUSH_TIMEOUT, SHUTDOWN_FLUSH_TIMEOUT, CaptureStats
 from .config import ConfigError, Settings, load_settings
 from .prepare import PrepareFailure, fetch_prepared
@@ -40,9 +46,13 @@ CAPTURING_AGENT_CONTEXTS = frozenset({"primary"})
 logger = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class TurnState:
-    """What a turn was started with: its number and its frozen settings (None if invalid)."""
+    """What a turn was started with: its number and its frozen settings (None if invalid).
+
+    Each `on_turn_start` makes a new one; its identity tells turns apart (for "one capabilities
+    check per server per turn"), even when Hermes repeats a turn number.
+    """
 
     number: int
     settings: Settings | None
@@ -56,6 +66,7 @@ class PowerContextMemoryProvider(_ProviderBase):
         self._turn: TurnState | None = None
         self._lock = threading.Lock()
         self._cache = PreparedCache()
+        self._support = AssemblySupport()
         self._capture = capture if capture is not None else TurnCapture()
         self._capturing_context = True
 
@@ -95,8 +106,24 @@ class PowerContextMemoryProvider(_ProviderBase):
         return self._prepared_text(query, session_id)
 
     def queue_prefetch(self, query: str, *, session_id: str = "") -> None:
-        """Warm the cache under exactly the key `prefetch` uses for the same turn and query."""
-        self._prepared_text(query, session_id)
+        """Warm the capabilities check for the next turn; never sends a prepare.
+
+        Hermes 0.19.0 calls this after turn N completes, with turn N's user text (run_agent.py
+        3553-3561, `_sync_external_memory_for_turn` -> agent/memory_manager.py 587-612,
+        `queue_prefetch_all`, on its background worker), while turn N+1's `prefetch` comes after
+        `on_turn_start(N+1)` with turn N+1's message (agent/turn_context.py 787-800). Text
+        prepared here for turn N and query N could never be served to turn N+1, so nothing is
+        prepared. What does carry over is
+        whether the server supports assembly: if that is not yet known (and this turn has not
+        already tried), the check runs here, bounded by the timeout, so the next turn's path
+        usually has it cached. Never raises; `query` and `session_id` are not used.
+        """
+        try:
+            turn = self._current_turn()
+            if turn.settings is not None and turn.settings.assembly_json is not None:
+                self._support.warm(turn.settings, turn)
+        except Exception as exc:
+            logger.debug("PowerContext capabilities warm-up skipped: %s", type(exc).__name__)
 
     def sync_turn(self, user_content: str, assistant_content: str, **kwargs: Any) -> None:
         """Queue the completed turn for capture; returns at once and never raises."""
@@ -120,6 +147,7 @@ class PowerContextMemoryProvider(_ProviderBase):
     def shutdown(self) -> None:
         """Flush captured turns (bounded), then drop what is left; Hermes exits right after."""
         self._cache.clear()
+        self._support.clear()
         try:
             self._capture.close(SHUTDOWN_FLUSH_TIMEOUT)
         except Exception as exc:
@@ -174,17 +202,28 @@ class PowerContextMemoryProvider(_ProviderBase):
         turn = self._current_turn()
         if turn.settings is None or not isinstance(query, str) or not query.strip():
             return ""
-        key = cache_key(turn.settings, session_id or self._session_id, turn.number, query)
+        deadline = time.monotonic() + turn.settings.timeout  # the check and prepare share it
+        settings = self._sendable(turn, turn.settings)
+        key = cache_key(settings, session_id or self._session_id, turn.number, query)
         cached = self._cache.get(key)
         if cached is not None:
             return cached
         try:
-            text = fetch_prepared(turn.settings, query)
+            text = fetch_prepared(settings, query, timeout=deadline - time.monotonic())
         except PrepareFailure:
             self._cache.put(key, "")  # one attempt per request identity: no second wait on an outage
             raise
         self._cache.put(key, text)
         return text
+
+    def _sendable(self, turn: TurnState, settings: Settings) -> Settings:
+        """The settings the request goes out with: the legacy request unless assembly is supported.
+
+        Raises `CapabilitiesUnreachable` (a `PrepareFailure`) when the server did not answer.
+        """
+        if settings.assembly_json is None or self._support.resolve(settings, turn, settings.timeout):
+            return settings
+        return dataclasses.replace(settings, assembly_json=None)
 
 
 def register(ctx: Any) -> None:

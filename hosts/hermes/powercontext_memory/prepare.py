@@ -8,20 +8,17 @@ response body.
 from __future__ import annotations
 
 import json
-import threading
 import urllib.error
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from .config import Settings
-from .transport import OPENER, error_code, post_request, reason_text
+from .transport import OPENER, DeadlinePassed, error_code, post_request, reason_text, within
 
 SCHEMA = "powercontext.prepared-context.v1"
 RESPONSE_KEYS = frozenset({"schema", "status", "content", "content_bytes"})
 MAX_QUERY_CHARS = 8192
 MAX_RESPONSE_BYTES = 1 << 20  # content <= 32 KiB; JSON escaping can at most multiply it by 6
-
-T = TypeVar("T")
+MIN_PREPARE_SECONDS = 0.05  # less than this left of the turn's budget: do not start the request
 
 
 class PrepareFailure(Exception):
@@ -40,9 +37,20 @@ def request_body(settings: Settings, query: str) -> dict[str, Any]:
     return body
 
 
-def fetch_prepared(settings: Settings, query: str) -> str:
-    """The validated `content` ("" when empty), within `settings.timeout` seconds in total."""
-    raw = _within(settings.timeout, lambda: _post(settings, request_body(settings, query)))
+def fetch_prepared(settings: Settings, query: str, timeout: float | None = None) -> str:
+    """The validated `content` ("" when empty), within `timeout` seconds in total.
+
+    `timeout` defaults to `settings.timeout`; the provider passes what is left of that budget
+    after a capabilities check on the same turn.
+    """
+    seconds = settings.timeout if timeout is None else timeout
+    if seconds < MIN_PREPARE_SECONDS:
+        raise PrepareFailure(f"timed out: no time left of {settings.timeout:g} s for prepare")
+    body = request_body(settings, query)
+    try:
+        raw = within(seconds, lambda: _post(settings, body, seconds), "powercontext-prepare")
+    except DeadlinePassed:
+        raise PrepareFailure(f"timed out after {seconds:g} s") from None
     try:
         payload = json.loads(raw)
     except ValueError:
@@ -75,10 +83,10 @@ def validate_prepared(payload: object, max_bytes: int) -> str:
     return content
 
 
-def _post(settings: Settings, body: dict[str, Any]) -> bytes:
+def _post(settings: Settings, body: dict[str, Any], seconds: float) -> bytes:
     request = post_request(settings.base_url, "/v1/context/prepare", settings.token, body)
     try:
-        with OPENER.open(request, timeout=settings.timeout) as response:
+        with OPENER.open(request, timeout=seconds) as response:
             if response.status != 200:
                 raise PrepareFailure(f"HTTP {response.status}")
             data: bytes = response.read(MAX_RESPONSE_BYTES + 1)
@@ -94,25 +102,3 @@ def _post(settings: Settings, body: dict[str, Any]) -> bytes:
     if len(data) > MAX_RESPONSE_BYTES:
         raise PrepareFailure("response is too large")
     return data
-
-
-def _within(seconds: float, call: Callable[[], T]) -> T:
-    """Run `call` with a hard deadline; a late call is abandoned (its socket times out on its own)."""
-    box: dict[str, Any] = {}
-    done = threading.Event()
-
-    def run() -> None:
-        try:
-            box["value"] = call()
-        except BaseException as exc:
-            box["error"] = exc
-        finally:
-            done.set()
-
-    threading.Thread(target=run, name="powercontext-prepare", daemon=True).start()
-    if not done.wait(seconds):
-        raise PrepareFailure(f"timed out after {seconds:g} s")
-    if "error" in box:
-        raise box["error"]
-    result: T = box["value"]
-    return result

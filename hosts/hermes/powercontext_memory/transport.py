@@ -1,4 +1,5 @@
-"""What every request to PowerContext shares: no redirects, the headers, and log-safe error text.
+"""What every request to PowerContext shares: no redirects, the headers, a hard deadline, and
+log-safe error text.
 
 Nothing here ever puts the token, a request body or a response body into a message.
 """
@@ -6,9 +7,14 @@ Nothing here ever puts the token, a request body or a response body into a messa
 from __future__ import annotations
 
 import json
+import threading
 import urllib.error
+import urllib.parse
 import urllib.request
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -35,6 +41,52 @@ def post_request(base_url: str, path: str, token: str | None, body: object) -> u
         headers=json_headers(token),
         method="POST",
     )
+
+
+def get_request(base_url: str, path: str, token: str | None) -> urllib.request.Request:
+    headers = {"Accept": "application/json"}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    return urllib.request.Request(f"{base_url}{path}", headers=headers, method="GET")
+
+
+class DeadlinePassed(Exception):
+    """`within` gave up waiting; the abandoned call ends on its own socket timeout."""
+
+
+def within(seconds: float, call: Callable[[], T], name: str) -> T:
+    """Run `call` with a hard deadline (urllib's timeout bounds each socket operation, not the sum)."""
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            box["value"] = call()
+        except BaseException as exc:
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name=name, daemon=True).start()
+    if not done.wait(seconds):
+        raise DeadlinePassed
+    if "error" in box:
+        raise box["error"]
+    result: T = box["value"]
+    return result
+
+
+def server_label(base_url: str) -> str:
+    """scheme://host[:port] of a server, for log lines: no user info, path or query."""
+    parts = urllib.parse.urlsplit(base_url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    host = parts.hostname or "?"
+    if ":" in host:
+        host = f"[{host}]"
+    return f"{parts.scheme}://{host}" + ("" if port is None else f":{port}")
 
 
 def error_code(exc: urllib.error.HTTPError) -> str | None:
