@@ -2,7 +2,7 @@
 # BENCH_DATABASES picks backends; OceanBase runs once BENCH_OCEANBASE_URL is set (URL with {n}).
 BENCH_DATABASES ?= sqlite,oceanbase
 
-.PHONY: bench bench-quick bench-smoke bench-profile bench-readme bench-tools bench-hostile bench-ingest
+.PHONY: bench bench-quick bench-smoke bench-profile bench-readme bench-tools bench-hostile bench-ingest bench-memory
 
 bench-tools:  ## Install wrk (the load generator) with apt, unless it is already there.
 	@command -v wrk >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
@@ -29,3 +29,6 @@ bench-readme: $(STAMP)  ## Rewrite the README and docs benchmark blocks from ben
 
 bench-ingest: $(STAMP)  ## Entries/s over HTTP: batch remember against one per request, SQLite and OceanBase.
 	$(BIN)/python -m bench.ingest --databases $(BENCH_DATABASES)
+
+bench-memory: $(STAMP)  ## RSS per 40 s window of constant load (allocator variants), then latency: ~12 min.
+	$(BIN)/python -m bench.memory $(BENCH_MEMORY_ARGS)

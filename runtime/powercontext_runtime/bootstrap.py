@@ -6,7 +6,11 @@ from .application import ScopedContextApplication
 from .config import ConfigurationError, Settings
 from .store import Store
 from .store.backends import Backend, MysqlBackend, SqliteBackend, mysql_target_from_url, sqlite_path_from_url
+from .store.search_mirror import SearchMirror
 from .store.sql_store import SqlStore
+
+# The search mirror's budget counts postings of about 16 bytes each (store/search_mirror.py).
+POSTING_BYTES = 16
 
 
 def backend_for(database_url: str) -> Backend:
@@ -23,9 +27,13 @@ def backend_for(database_url: str) -> Backend:
     )
 
 
-def open_store(database_url: str) -> Store:
-    return SqlStore(backend_for(database_url))
+def open_store(database_url: str, search_cache_mb: int | None = None) -> Store:
+    """The store of `database_url`; `search_cache_mb` bounds its search mirror (default: the mirror's)."""
+    mirror = None
+    if search_cache_mb is not None:
+        mirror = SearchMirror(max_postings=search_cache_mb * 2**20 // POSTING_BYTES)
+    return SqlStore(backend_for(database_url), mirror)
 
 
 def open_application(settings: Settings) -> ScopedContextApplication:
-    return ScopedContextApplication(open_store(settings.database_url), settings)
+    return ScopedContextApplication(open_store(settings.database_url, settings.search_cache_mb), settings)

@@ -27,6 +27,8 @@ class Settings:
     access_mode: Literal["enforced", "disabled"] | None = None  # None: enforced iff credentials exist
     auth_file: Path | None = None
     auth_token: str | None = field(default=None, repr=False)  # never printed
+    # MiB of the search mirror's arrays per process before it evicts; None: the mirror's own default.
+    search_cache_mb: int | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -43,6 +45,7 @@ class Settings:
             if env.get("POWERCONTEXT_SERVER_AUTH_FILE")
             else None,
             auth_token=env.get("POWERCONTEXT_SERVER_AUTH_TOKEN") or None,
+            search_cache_mb=positive_int(env, "POWERCONTEXT_SERVER_SEARCH_CACHE_MB", 0) or None,
         )
 
 

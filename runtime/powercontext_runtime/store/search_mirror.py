@@ -40,10 +40,12 @@ TERM_COST = 32
 # What a document costs, counted as postings: its key, length, norm and flag in arrays of up to
 # twice the count, and its `_slot_of` entry.
 DOC_COST = 8
-# A term with fewer postings is read again each time it is queried (one short index range)
-# rather than kept: kept, every new rare word (a ticket number, a typo, a word no entry holds)
-# would stay for good, each costing TERM_COST.
-MIN_KEPT_POSTINGS = 16
+# A term with fewer postings (or none: a word no entry holds) is cheap to read again. A mirror
+# keeps at most RARE_TERMS of them, the least recently queried going first: a stream of new rare
+# words (ticket numbers, typos) cannot grow it, and rare words queried again and again stay (in a
+# family of a few dozen documents, such as Experience, every term is rare).
+RARE_POSTINGS = 16
+RARE_TERMS = 1024
 # Changes kept for readers with older snapshots: far more than requests in flight can lag behind.
 HISTORY = 4096
 
@@ -76,6 +78,7 @@ class FamilyMirror:
         self._terms: dict[str, TermPostings] = {}
         # The generation each term's postings were read at: they lack documents removed before it.
         self._term_since: dict[str, int] = {}
+        self._rare: OrderedDict[str, None] = OrderedDict()  # kept rare terms, least recently queried first
         self._dead = 0
         self.postings = 0
         # Per-posting score contributions (idf × BM25 gain) for one average length and idf; every
@@ -93,7 +96,13 @@ class FamilyMirror:
 
     def missing(self, terms: Iterable[str], generation: int) -> list[str]:
         """The terms whose postings must be read to rank as of `generation`."""
-        return [term for term in terms if self._term_since.get(term, generation + 1) > generation]
+        out = []
+        for term in terms:
+            if self._term_since.get(term, generation + 1) > generation:
+                out.append(term)
+            elif term in self._rare:
+                self._rare.move_to_end(term)
+        return out
 
     def alive_at(self, generation: int) -> npt.NDArray[np.bool_] | None:
         """Which slots held a live document at `generation` (from `floor` up to now), else None."""
@@ -171,6 +180,19 @@ class FamilyMirror:
         self._terms[term] = postings
         self._term_since[term] = self.generation
         self.postings += len(postings.slots) + TERM_COST
+        if len(postings.slots) < RARE_POSTINGS:
+            self._rare[term] = None
+
+    def forget_rare(self) -> None:
+        """Keep RARE_TERMS rare terms at most: forget the least recently queried (after a query
+        has ranked, never while it needs its terms)."""
+        while len(self._rare) > RARE_TERMS:
+            term = self._rare.popitem(last=False)[0]
+            postings = self._terms.pop(term)
+            self._term_since.pop(term, None)
+            self._added.pop(term, None)
+            self._frequencies.pop(term, None)
+            self.postings -= len(postings.slots) + TERM_COST
 
     @property
     def cost(self) -> int:
@@ -181,6 +203,7 @@ class FamilyMirror:
         """Drop every kept term; the documents stay, and a query reads its terms again."""
         self._terms.clear()
         self._term_since.clear()
+        self._rare.clear()
         self._added.clear()
         self._frequencies.clear()
         self.postings = 0
@@ -267,6 +290,8 @@ class SearchMirror:
     def evict(self) -> None:
         """Fit the budget: forget the terms of the least recently used mirrors (the newest's
         last), then drop whole mirrors, least recently used first (never the newest)."""
+        for mirror in self._mirrors.values():
+            mirror.forget_rare()
         total = sum(m.cost for m in self._mirrors.values())
         if total <= self._max_postings:
             return

@@ -11,7 +11,7 @@ import numpy.typing as npt
 
 from ..recall.bm25 import TermPostings, document_terms, term_weights
 from .conn import Conn
-from .search_mirror import MIN_KEPT_POSTINGS, FamilyMirror, SearchMirror, encode_terms
+from .search_mirror import FamilyMirror, SearchMirror, encode_terms
 
 # Keep this many generations of `search_log` per (Scope, family); a mirror further behind rebuilds.
 LOG_RETAIN = 4096
@@ -188,7 +188,7 @@ def ranked(
         if missing:
             for term, rows in _read_terms(conn, scope_key, family, missing).items():
                 postings = family_mirror.postings_of(rows)
-                if family_mirror.generation == generation and len(postings.slots) >= MIN_KEPT_POSTINGS:
+                if family_mirror.generation == generation:
                     family_mirror.install(term, postings)
                 else:
                     borrowed[term] = postings
