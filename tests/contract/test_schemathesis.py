@@ -18,6 +18,7 @@ import json
 import re
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import unquote
 
 import pytest
 import schemathesis
@@ -160,8 +161,12 @@ def model_accepts(operation: Operation[Any], case: Any) -> tuple[bool, bool]:
             if parameter.name in source:
                 value = source[parameter.name]
                 text = value if isinstance(value, str) else json.dumps(value)
+                if parameter.location == "path":
+                    text = unquote(text)  # schemathesis holds path values percent-encoded, as sent
                 data[parameter.name] = int(text) if parameter.integer and INTEGER.fullmatch(text) else text
-        unknown = set(case.query or {}) - {p.name for p in operation.parameters}
+        # A query parameter whose value is an empty list is not sent at all.
+        sent = {name for name, value in (case.query or {}).items() if value != []}
+        unknown = sent - {p.name for p in operation.parameters}
         parameters_ok = not unknown and _valid(lambda: operation.parameters_model.model_validate(data))
     body_ok = True
     if operation.body_model is not None:
