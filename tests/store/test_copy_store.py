@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +18,10 @@ from devtools.seekdb import SeekdbServer
 from powercontext_api.models import PrepareContextRequest, RememberRequest, ScopeCreateRequest
 from powercontext_runtime import Settings, backend_for, open_application
 from powercontext_runtime.store import copy as store_copy
-from powercontext_runtime.store.backends import Backend, Conn, Cursor
 from powercontext_runtime.store.copy import TABLES, CopyFailed, CopyRefused, copy_store
 from powercontext_server.cli import main as server_main
 
+from .faults import FailingBackend
 from .test_backend_parity import observe, seed
 
 
@@ -135,47 +134,6 @@ def test_copy_refuses_a_target_holding_other_tables(urls: dict[str, str]) -> Non
     with pytest.raises(CopyRefused, match="unknown: someone_elses"):
         copy_store(backend_for(urls["sqlite-a"]), backend_for(urls["sqlite-b"]))
     assert all(rows == [] for rows in table_rows(urls["sqlite-b"]).values())
-
-
-@dataclass(frozen=True)
-class FailingBackend:
-    """A test double for an injected fault: the wrapped backend, but the insert into `table` fails."""
-
-    inner: Backend
-    table: str
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    def connect(self) -> Conn:
-        return _FailingConn(self.inner.connect(), self.table)
-
-    # The backend's own calls get its own connection back.
-    def begin(self, conn: _FailingConn, write: bool) -> None:
-        self.inner.begin(conn.inner, write)
-
-    def commit(self, conn: _FailingConn) -> None:
-        self.inner.commit(conn.inner)
-
-    def rollback(self, conn: _FailingConn) -> None:
-        self.inner.rollback(conn.inner)
-
-    def close(self, conn: _FailingConn) -> None:
-        self.inner.close(conn.inner)
-
-
-@dataclass(frozen=True)
-class _FailingConn:
-    inner: Conn
-    table: str
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    def executemany(self, sql: str, params: Any) -> Cursor:
-        if sql.startswith(f"INSERT INTO {self.table} "):
-            raise sqlite3.OperationalError("disk I/O error (injected)")
-        return self.inner.executemany(sql, params)
 
 
 def test_a_copy_that_fails_part_way_leaves_the_target_empty(

@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 import json
 import random
-import sqlite3
 import tracemalloc
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -53,7 +52,7 @@ from powercontext_runtime import (
     open_application,
 )
 from powercontext_runtime.store import scope_transfer
-from powercontext_runtime.store.backends import Backend, Conn, Cursor
+from powercontext_runtime.store.copy import TABLES
 from powercontext_runtime.store.scope_transfer import (
     TransferFailed,
     TransferRefused,
@@ -63,6 +62,7 @@ from powercontext_runtime.store.scope_transfer import (
 from powercontext_server.cli import main as server_main
 
 from ..conftest import LiveServer
+from .faults import FailingBackend
 from .test_backend_parity import ASSEMBLIES, sentence
 
 SCOPE = "project:x"
@@ -76,22 +76,6 @@ QUERIES = [
     "schema contract api",
     "absent",
 ]
-TABLES = (
-    "scopes",
-    "scope_references",
-    "scope_counters",
-    "memory_revisions",
-    "memory_entries",
-    "memory_entry_versions",
-    "memory_erasures",
-    "artifact_revisions",
-    "artifact_heads",
-    "candidates",
-    "search_docs",
-    "search_postings",
-    "search_stats",
-    "search_log",
-)
 
 
 @contextmanager
@@ -577,46 +561,6 @@ def test_a_truncated_file_is_refused_after_rows_were_inserted_and_nothing_stays(
     with pytest.raises(TransferRefused, match=r"candidate 6 of 9.*incomplete"):
         import_from(urls[target], cut)
     assert table_rows(urls[target]) == before
-
-
-@dataclass(frozen=True)
-class FailingBackend:
-    """The wrapped backend, but the first insert into `table` fails as a full disk would."""
-
-    inner: Backend
-    table: str
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    def connect(self) -> Conn:
-        return _FailingConn(self.inner.connect(), self.table)
-
-    def begin(self, conn: _FailingConn, write: bool) -> None:
-        self.inner.begin(conn.inner, write)
-
-    def commit(self, conn: _FailingConn) -> None:
-        self.inner.commit(conn.inner)
-
-    def rollback(self, conn: _FailingConn) -> None:
-        self.inner.rollback(conn.inner)
-
-    def close(self, conn: _FailingConn) -> None:
-        self.inner.close(conn.inner)
-
-
-@dataclass(frozen=True)
-class _FailingConn:
-    inner: Conn
-    table: str
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    def executemany(self, sql: str, params: Any) -> Cursor:
-        if sql.startswith(f"INSERT INTO {self.table} "):
-            raise sqlite3.OperationalError("database or disk is full (injected)")
-        return self.inner.executemany(sql, params)
 
 
 def test_a_database_failure_while_indexing_leaves_the_target_as_it_was(
