@@ -23,26 +23,8 @@ from .conn import Conn
 
 
 def remember(conn: Conn, scope_id: str, text: str, kind: str, expected_revision: int | None) -> MemoryEntry:
-    row = conn.execute(
-        "SELECT scope_key, memory_revision, entry_counter FROM scopes WHERE scope_id = ? FOR UPDATE",
-        (scope_id,),
-    ).fetchone()
-    if row is None:
-        raise ScopeNotFound()
-    scope_key, revision, counter = row
-    if expected_revision is not None and expected_revision != revision:
-        raise RevisionConflict("The expected Memory revision is stale.")
-    revision += 1
-    number = counter + 1
-    entry_id = f"entry-{number}"
-    conn.execute(
-        "INSERT INTO memory_entries (scope_key, entry_id, entry_number, kind, head_version)"
-        " VALUES (?, ?, ?, ?, 1)",
-        (scope_key, entry_id, number, kind),
-    )
-    version_id = _insert_version(conn, scope_key, entry_id, 1, text, revision)
-    _commit_revision(conn, scope_key, revision, "remember", entry_id, entry_counter=number)
-    return MemoryEntry(MemoryCitation(revision, entry_id, version_id), text, kind, "active")
+    citation = remember_batch(conn, scope_id, [(text, kind)], expected_revision)[0]
+    return MemoryEntry(citation, text, kind, "active")
 
 
 def remember_batch(
@@ -314,13 +296,9 @@ def _commit_revision(
     revision: int,
     operation: str,
     entry_id: str,
-    entry_counter: int | None = None,
 ) -> None:
     conn.execute(
         "INSERT INTO memory_revisions (scope_key, revision, operation, entry_id, created_at) VALUES (?, ?, ?, ?, ?)",
         (scope_key, revision, operation, entry_id, now()),
     )
-    conn.execute(
-        "UPDATE scopes SET memory_revision = ?, entry_counter = COALESCE(?, entry_counter) WHERE scope_key = ?",
-        (revision, entry_counter, scope_key),
-    )
+    conn.execute("UPDATE scopes SET memory_revision = ? WHERE scope_key = ?", (revision, scope_key))

@@ -21,27 +21,12 @@ RESET_KEY = 0
 
 
 def index_document(conn: Conn, scope_key: int, family: str, doc_key: int, text: str) -> None:
-    terms = document_terms(text)
-    length = sum(terms.values())
-    conn.execute(
-        "INSERT INTO search_docs (family, doc_key, scope_key, length) VALUES (?, ?, ?, ?)",
-        (family, doc_key, scope_key, length),
-    )
-    conn.executemany(
-        "INSERT INTO search_postings (scope_key, family, term, doc_key, tf) VALUES (?, ?, ?, ?, ?)",
-        [(scope_key, family, term, doc_key, tf) for term, tf in terms.items()],
-    )
-    conn.execute(
-        "INSERT INTO search_stats (scope_key, family, documents, total_length, generation) VALUES (?, ?, 1, ?, 1)"
-        " ON CONFLICT (scope_key, family) DO UPDATE SET documents = documents + 1,"
-        " total_length = total_length + excluded.total_length, generation = generation + 1",
-        (scope_key, family, length),
-    )
-    _log(conn, scope_key, family, doc_key, length, encode_terms(dict(terms)))
+    index_documents(conn, scope_key, family, [(doc_key, text)])
 
 
 def index_documents(conn: Conn, scope_key: int, family: str, docs: Sequence[tuple[int, str]]) -> None:
-    """`index_document` for many documents, a statement per table: their generations follow in order."""
+    """Index documents under consecutive generations, in order, with a statement per table, and log
+    each change for the mirrors to replay."""
     indexed = [(doc_key, document_terms(text)) for doc_key, text in docs]
     lengths = [sum(terms.values()) for _, terms in indexed]
     conn.executemany(
