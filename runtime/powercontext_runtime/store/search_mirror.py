@@ -290,8 +290,6 @@ class SearchMirror:
     def evict(self) -> None:
         """Fit the budget: forget the terms of the least recently used mirrors (the newest's
         last), then drop whole mirrors, least recently used first (never the newest)."""
-        for mirror in self._mirrors.values():
-            mirror.forget_rare()
         total = sum(m.cost for m in self._mirrors.values())
         if total <= self._max_postings:
             return

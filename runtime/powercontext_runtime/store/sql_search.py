@@ -179,6 +179,7 @@ def ranked(
                     borrowed[term] = postings
         weights = term_weights(terms, family_mirror.frequencies(terms, borrowed, alive), documents)
         found[scope_key] = family_mirror.top(weights, total_length / documents, limit, borrowed, alive)
+        family_mirror.forget_rare()  # only a mirror that just ranked can have taken new rare terms
     mirror.evict()
     return found
 
