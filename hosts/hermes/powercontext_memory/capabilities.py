@@ -25,13 +25,12 @@ from __future__ import annotations
 import json
 import logging
 import threading
-import urllib.error
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from .config import Settings
 from .prepare import PrepareFailure
-from .transport import OPENER, DeadlinePassed, get_request, reason_text, server_label, within
+from .transport import DeadlinePassed, Unreachable, exchange, get_request, server_label, within
 
 CAPABILITIES_PATH = "/v1/capabilities"
 MAX_CAPABILITIES_BYTES = 64 * 1024
@@ -86,20 +85,13 @@ def answer_from(status: int, data: bytes) -> Answer:
 
 
 def _get(base_url: str, token: str | None, timeout: float) -> Answer:
-    request = get_request(base_url, CAPABILITIES_PATH, token)
     try:
-        with OPENER.open(request, timeout=timeout) as response:
-            return answer_from(response.status, response.read(MAX_CAPABILITIES_BYTES + 1))
-    except urllib.error.HTTPError as exc:  # also a refused redirect: never followed
-        return answer_from(exc.code, b"")
-    except urllib.error.URLError as exc:
-        raise CapabilitiesUnreachable(
-            f"capabilities check failed: server unreachable ({reason_text(exc.reason)})"
-        ) from None
-    except TimeoutError:
-        raise CapabilitiesUnreachable("capabilities check timed out") from None
-    except OSError as exc:
-        raise CapabilitiesUnreachable(f"capabilities check failed ({type(exc).__name__})") from None
+        status, data = exchange(
+            get_request(base_url, CAPABILITIES_PATH, token), timeout, MAX_CAPABILITIES_BYTES
+        )
+    except Unreachable as exc:
+        raise CapabilitiesUnreachable(f"capabilities check failed: {exc}") from None
+    return answer_from(status, data)
 
 
 class AssemblySupport:

@@ -8,11 +8,10 @@ response body.
 from __future__ import annotations
 
 import json
-import urllib.error
 from typing import Any
 
 from .config import Settings
-from .transport import OPENER, DeadlinePassed, error_code, post_request, reason_text, within
+from .transport import DeadlinePassed, Unreachable, exchange, failure_text, post_request, within
 
 SCHEMA = "powercontext.prepared-context.v1"
 RESPONSE_KEYS = frozenset({"schema", "status", "content", "content_bytes"})
@@ -86,19 +85,11 @@ def validate_prepared(payload: object, max_bytes: int) -> str:
 def _post(settings: Settings, body: dict[str, Any], seconds: float) -> bytes:
     request = post_request(settings.base_url, "/v1/context/prepare", settings.token, body)
     try:
-        with OPENER.open(request, timeout=seconds) as response:
-            if response.status != 200:
-                raise PrepareFailure(f"HTTP {response.status}")
-            data: bytes = response.read(MAX_RESPONSE_BYTES + 1)
-    except urllib.error.HTTPError as exc:
-        code = error_code(exc)
-        raise PrepareFailure(f"HTTP {exc.code}" + ("" if code is None else f" {code}")) from None
-    except urllib.error.URLError as exc:
-        raise PrepareFailure(f"server unreachable ({reason_text(exc.reason)})") from None
-    except TimeoutError:
-        raise PrepareFailure("timed out") from None
-    except OSError as exc:
-        raise PrepareFailure(f"connection failed ({type(exc).__name__})") from None
+        status, data = exchange(request, seconds, MAX_RESPONSE_BYTES)
+    except Unreachable as exc:
+        raise PrepareFailure(str(exc)) from None
+    if status != 200:
+        raise PrepareFailure(failure_text(status, data))
     if len(data) > MAX_RESPONSE_BYTES:
         raise PrepareFailure("response is too large")
     return data

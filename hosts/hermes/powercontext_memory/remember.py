@@ -11,11 +11,10 @@ from __future__ import annotations
 import json
 import logging
 import threading
-import urllib.error
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .transport import OPENER, error_code, post_request, reason_text
+from .transport import Unreachable, error_code, exchange, failure_text, post_request
 
 WRITE_TIMEOUT = 5.0  # per request; writes run in the background, so this may exceed the prepare cap
 MAX_RESPONSE_BYTES = 1 << 20
@@ -93,20 +92,11 @@ class MemoryWriter:
     def _post(self, destination: Destination, path: str, body: object) -> tuple[int, object]:
         request = post_request(destination.base_url, path, destination.token, body)
         try:
-            with OPENER.open(request, timeout=self._timeout) as response:
-                status = int(response.status)
-                data: bytes = response.read(MAX_RESPONSE_BYTES + 1)
-        except urllib.error.HTTPError as exc:
-            code = error_code(exc)
-            raise WriteFailure(
-                f"HTTP {exc.code}" + ("" if code is None else f" {code}"), exc.code, code
-            ) from None
-        except urllib.error.URLError as exc:
-            raise WriteFailure(f"server unreachable ({reason_text(exc.reason)})") from None
-        except TimeoutError:
-            raise WriteFailure("timed out") from None
-        except OSError as exc:
-            raise WriteFailure(f"connection failed ({type(exc).__name__})") from None
+            status, data = exchange(request, self._timeout, MAX_RESPONSE_BYTES)
+        except Unreachable as exc:
+            raise WriteFailure(str(exc)) from None
+        if not 200 <= status < 300:
+            raise WriteFailure(failure_text(status, data), status, error_code(data))
         if len(data) > MAX_RESPONSE_BYTES:
             raise WriteFailure("response is too large", status)
         try:

@@ -89,16 +89,42 @@ def server_label(base_url: str) -> str:
     return f"{parts.scheme}://{host}" + ("" if port is None else f":{port}")
 
 
-def error_code(exc: urllib.error.HTTPError) -> str | None:
+class Unreachable(Exception):
+    """No HTTP answer at all; the message is log-safe ("server unreachable (connection refused)")."""
+
+
+def exchange(request: urllib.request.Request, timeout: float, limit: int) -> tuple[int, bytes]:
+    """Send `request`: its status and at most `limit + 1` bytes of body, for any HTTP answer
+    (an error status or a refused redirect included). `Unreachable` when none came."""
+    try:
+        with OPENER.open(request, timeout=timeout) as response:
+            return int(response.status), response.read(limit + 1)
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read(limit + 1)
+    except urllib.error.URLError as exc:
+        raise Unreachable(f"server unreachable ({_reason_text(exc.reason)})") from None
+    except TimeoutError:
+        raise Unreachable("timed out") from None
+    except OSError as exc:
+        raise Unreachable(f"connection failed ({type(exc).__name__})") from None
+
+
+def error_code(body: bytes) -> str | None:
     """The `error.code` of a PowerContext error body, or None (the body itself is never logged)."""
     try:
-        code = json.loads(exc.read(65536))["error"]["code"]
+        code = json.loads(body)["error"]["code"]
     except Exception:
         return None
     return code if isinstance(code, str) and code.isidentifier() else None
 
 
-def reason_text(reason: object) -> str:
+def failure_text(status: int, body: bytes) -> str:
+    """`HTTP 404 scope_not_found`, or `HTTP 502` when the body is no PowerContext error."""
+    code = error_code(body)
+    return f"HTTP {status}" + ("" if code is None else f" {code}")
+
+
+def _reason_text(reason: object) -> str:
     """A short, log-safe name for why a connection failed."""
     if isinstance(reason, TimeoutError):
         return "timed out"
