@@ -96,7 +96,7 @@ def delete_scope(conn: Conn, scope_id: str) -> None:
     key = require_key(conn, scope_id, lock=True)
     if conn.execute("SELECT 1 FROM scope_references WHERE referenced_key = ? LIMIT 1", (key,)).fetchone():
         raise ScopeReferenced()
-    sql_search.forget_scope(conn, key)
+    sql_search.drop_index(conn, key)
     # Children before parents: artifact heads point at revisions, everything at the Scope.
     for table in _SCOPE_TABLES:
         conn.execute(f"DELETE FROM {table} WHERE scope_key = ?", (key,))

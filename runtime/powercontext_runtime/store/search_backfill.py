@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..models import ArtifactRef
 from .artifacts import decode_artifact, search_text
 from .conn import Conn
-from .sql_search import LOG_RETAIN, index_document
+from .sql_search import drop_index, index_document
 
 
 def backfill(conn: Conn) -> None:
@@ -31,14 +31,7 @@ def backfill(conn: Conn) -> None:
 
 
 def reindex(conn: Conn) -> None:
-    """Index every head again, after the terms a text yields have changed. Each (Scope, family)
-    keeps counting generations upwards, past what any mirror's log replay could bridge, so a
-    mirror that saw the old index rebuilds rather than replays."""
-    conn.execute("DELETE FROM search_postings")
-    conn.execute("DELETE FROM search_docs")
-    conn.execute("DELETE FROM search_log")
-    conn.execute(
-        "UPDATE search_stats SET documents = 0, total_length = 0, generation = generation + ?",
-        (LOG_RETAIN + 1,),
-    )
+    """Index every head again, after the terms a text yields have changed; every mirror that saw
+    the old index rebuilds rather than replays."""
+    drop_index(conn)
     backfill(conn)

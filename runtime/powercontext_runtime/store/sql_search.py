@@ -16,8 +16,6 @@ from .search_mirror import FamilyMirror, SearchMirror, encode_terms
 # Keep this many generations of `search_log` per (Scope, family); a mirror further behind rebuilds.
 LOG_RETAIN = 4096
 _PRUNE_EVERY = 256
-# A log row with this document key says "every document is gone" (no real key is 0).
-RESET_KEY = 0
 
 
 def index_document(conn: Conn, scope_key: int, family: str, doc_key: int, text: str) -> None:
@@ -93,23 +91,17 @@ def forget_documents(conn: Conn, scope_key: int, family: str, doc_keys: Sequence
         )
 
 
-def forget_scope(conn: Conn, scope_key: int) -> None:
-    """Delete every index row of an erased Scope but its counters, which log one reset each.
-
-    SQLite may give a later Scope the same key; its generations then continue past the reset,
-    so a mirror of the erased Scope can never pass for the new one's (see `_synced`)."""
-    conn.execute("DELETE FROM search_postings WHERE scope_key = ?", (scope_key,))
-    conn.execute("DELETE FROM search_docs WHERE scope_key = ?", (scope_key,))
-    conn.execute("DELETE FROM search_log WHERE scope_key = ?", (scope_key,))
-    families = [
-        row[0] for row in conn.execute("SELECT family FROM search_stats WHERE scope_key = ?", (scope_key,))
-    ]
+def drop_index(conn: Conn, scope_key: int | None = None) -> None:
+    """Delete the index rows of one Scope (or of all) but their counters, and move each
+    (Scope, family)'s generation past what a mirror's log replay can bridge: every mirror of them
+    rebuilds. So a Scope that SQLite later gives the same key never meets the old one's mirror."""
+    where, params = ("", ()) if scope_key is None else (" WHERE scope_key = ?", (scope_key,))
+    for table in ("search_postings", "search_docs", "search_log"):
+        conn.execute(f"DELETE FROM {table}{where}", params)
     conn.execute(
-        "UPDATE search_stats SET documents = 0, total_length = 0, generation = generation + 1 WHERE scope_key = ?",
-        (scope_key,),
+        f"UPDATE search_stats SET documents = 0, total_length = 0, generation = generation + ?{where}",
+        (LOG_RETAIN + 1, *params),
     )
-    for family in families:
-        _log(conn, scope_key, family, RESET_KEY, 0, None)
 
 
 def _log(conn: Conn, scope_key: int, family: str, doc_key: int, length: int, terms: str | None) -> None:
@@ -210,7 +202,7 @@ def _synced(
                 (scope_key, family, current.generation, generation),
             )
         ]
-        if len(rows) == generation - current.generation and all(row[1] != RESET_KEY for row in rows):
+        if len(rows) == generation - current.generation:
             current.replay(rows)
     if current is not None and current.generation == generation and not current.stale:
         return current, None
