@@ -7,9 +7,13 @@ VENV := .venv
 BIN := $(VENV)/bin
 UV := $(BIN)/uv
 STAMP := $(VENV)/.installed
+RUN_STAMP := $(VENV)/.installed-run
 HOST ?= 127.0.0.1
 PORT ?= 8000
 DATA_DIR ?= .powercontext
+# System packages (Chromium for tests/ui, wrk for make bench) install with apt-get, through sudo
+# unless make runs as root.
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 # make fuzz: generated cases per operation and backend (on top of schemathesis's coverage cases;
 # an operation without inputs runs out sooner), the seed (`random`, or the one a run printed, to
 # replay it) and the fewest cases a backend must run.
@@ -17,21 +21,35 @@ FUZZ_EXAMPLES ?= 450
 FUZZ_SEED ?= random
 FUZZ_MIN_CASES ?= 10000
 
-.PHONY: help install run test unit-test api-generate api-generate-check contract-test fuzz check docs-test eval clean
+.PHONY: help install lock run test unit-test api-generate api-generate-check contract-test fuzz check docs-test eval clean
 
 help:  ## List the targets.
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-20s %s\n", $$1, $$2}'
 
-$(STAMP): requirements/dev.lock pyproject.toml
+$(VENV)/.uv:
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv==0.13.8
+	touch $@
+
+# The whole toolchain (tests, lint, docs, benchmarks): what every target but `run` needs.
+$(STAMP): requirements/dev.lock pyproject.toml $(VENV)/.uv
 	$(UV) pip sync --quiet --python $(BIN)/python requirements/dev.lock
+	$(UV) pip install --quiet --python $(BIN)/python --no-deps --no-build-isolation -e .
+	touch $@
+
+# The server alone. `install`, not `sync`: a .venv that already has the toolchain keeps it.
+$(RUN_STAMP): requirements/run.lock pyproject.toml $(VENV)/.uv
+	$(UV) pip install --quiet --python $(BIN)/python -r requirements/run.lock
 	$(UV) pip install --quiet --python $(BIN)/python --no-deps --no-build-isolation -e .
 	touch $@
 
 install: $(STAMP)  ## Create .venv with the pinned dependency set.
 
-run: $(STAMP)  ## Start the server (SQLite under DATA_DIR) on HOST:PORT.
+lock:  $(VENV)/.uv  ## Re-resolve requirements/run.lock and dev.lock (dev pins what run pins).
+	$(UV) pip compile --quiet pyproject.toml requirements/run.in -o requirements/run.lock --python-version 3.11
+	$(UV) pip compile --quiet requirements/dev.in -c requirements/run.lock -o requirements/dev.lock --python-version 3.11
+
+run: $(RUN_STAMP)  ## Start the server (SQLite under DATA_DIR) on HOST:PORT; installs the server only.
 	POWERCONTEXT_SERVER_DATA_DIR=$(DATA_DIR) $(BIN)/powercontext serve --host $(HOST) --port $(PORT)
 
 api-generate: $(STAMP)  ## Regenerate generated/ (models, operation table) from openapi/powercontext.yaml.
@@ -57,8 +75,8 @@ docs-test: $(STAMP)  ## Build the docs site (any warning fails) and replay its e
 	$(BIN)/mkdocs build --strict --quiet --site-dir $$(mktemp -d)
 	$(BIN)/pytest -q tests/docs
 
-unit-test: $(STAMP) mcp-inspector  ## The pytest suite without the contract fuzzing.
-	$(BIN)/pytest -q --ignore=tests/contract --ignore=tests/docs --ignore=tests/hosts
+unit-test: $(STAMP) mcp-inspector chromium  ## The pytest suite without the contract fuzzing.
+	POWERCONTEXT_TEST_CHROMIUM=$(CHROMIUM) $(BIN)/pytest -q --ignore=tests/contract --ignore=tests/docs --ignore=tests/hosts
 
 test: check contract-test docs-test unit-test hermes-test  ## Everything CI runs.
 
@@ -72,3 +90,4 @@ clean:  ## Remove the virtualenvs and caches (keeps data).
 include hosts/hermes/hermes.mk
 include bench/bench.mk
 include tests/mcp/mcp.mk
+include tests/ui/ui.mk

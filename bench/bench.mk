@@ -4,8 +4,11 @@ BENCH_DATABASES ?= sqlite,oceanbase
 
 .PHONY: bench bench-quick bench-smoke bench-profile bench-readme bench-tools bench-hostile bench-ingest bench-memory
 
-bench-tools:  ## Install wrk (the load generator) with apt, unless it is already there.
-	@command -v wrk >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
+bench-tools:  ## Install Debian's wrk (the load generator) with apt-get when it is missing, saying so.
+	@command -v wrk >/dev/null 2>&1 || { \
+	  echo "make bench needs wrk (an HTTP load generator): installing Debian's 'wrk' package with apt-get"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends wrk; }
 	@wrk --version 2>&1 | head -n 1
 
 bench: $(STAMP) bench-tools  ## Benchmarks at 1k/10k/100k entries per Scope; rewrites the README table.

@@ -202,6 +202,18 @@ def fitting_table(results: dict[str, Any]) -> str:
     )
 
 
+def metrics_table(results: dict[str, Any]) -> str:
+    cost = results.get("metrics_us", {})
+    other = cost.get("other")
+    return "\n".join(
+        [
+            "| `/metrics` bookkeeping per request, CPU | baseline | median µs |",
+            "| --- | --- | --- |",
+            f"| a prepare: request counter and latency, content bytes, 26 candidates by family and reason | any other request | {_cell(cost.get('prepare'), other)} |",
+        ]
+    )
+
+
 def targets_table(results: dict[str, Any]) -> str:
     lines = ["| target | measured | verdict |", "| --- | --- | --- |"]
     notes = []
@@ -273,6 +285,8 @@ def block(results: dict[str, Any]) -> str:
         parts += [f"### {title}", "", database_table(sizes, results), ""]
         parts += [f"**{_size_label(n)} per Scope failed:** {e}" for n, e in failed.items()]
     parts += ["### Fitting (no database)", "", fitting_table(results), ""]
+    if "metrics_us" in results:
+        parts += ["### Metrics (no database)", "", metrics_table(results), ""]
     parts += ["### Targets (SQLite, 10k entries per Scope, 3 referenced Scopes, `assembly: {}`)", ""]
     parts += [targets_table(results)]
     return "\n".join(parts).rstrip() + "\n"

@@ -37,6 +37,7 @@ from powercontext_server.allocator import keep_freed_memory
 
 from . import inprocess, loadgen, seekdb
 from .datagen import CorpusSpec, is_seeded, memory_text, queries, seed
+from .metrics_cost import metrics_cpu_us
 from .render import console_table
 from .scenarios import ASSEMBLY_MAX_ENTRIES, MODES, Mode
 from .stats import figure, latency_figures, latency_run
@@ -66,7 +67,9 @@ class Plan:
 
 
 def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+    """Progress: on a terminal only, so a redirected run writes just its results."""
+    if sys.stderr.isatty():
+        print(message, file=sys.stderr, flush=True)
 
 
 # Databases ----------------------------------------------------------------------------------------
@@ -418,6 +421,8 @@ def run(plan: Plan, selected: Sequence[str]) -> dict[str, Any]:
     log(f"fitting micro-benchmark ({plan.fit_repeats} runs)")
     fit = inprocess.fitting_runs(plan.fit_repeats)
     results["fitting_ms"] = {k: figure(v) for k, v in fit.items()}
+    log(f"metrics bookkeeping micro-benchmark ({plan.fit_repeats} runs)")
+    results["metrics_us"] = {k: figure(v) for k, v in metrics_cpu_us(plan.fit_repeats).items()}
     with tempfile.TemporaryDirectory(prefix="pc-bench-") as tmp:
         run_dir = Path(tmp)
         for db in dbs:

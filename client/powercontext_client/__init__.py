@@ -9,7 +9,8 @@ with PowerContextClient("http://127.0.0.1:8000") as pc:
 ```
 
 `AsyncPowerContextClient` has the same methods as coroutines. Requests and responses are the
-generated models of `powercontext_api.models`. The `powercontext` command is `powercontext_client.cli`.
+generated models of `powercontext_api.models`. The `powercontext` command is `powercontext_client.cli`
+(also `python -m powercontext_client`). `__version__` is the installed distribution's version.
 """
 
 from ._async_client import AsyncPowerContextClient
@@ -17,6 +18,7 @@ from ._client import PowerContextClient
 from ._errors import (
     ConflictError,
     ForbiddenError,
+    InvalidArgumentError,
     InvalidPreparedContextError,
     InvalidRequestError,
     NotFoundError,
@@ -39,6 +41,7 @@ from ._operations import (
 )
 from ._serialize import UNSET
 from ._validate import ValidatedContext, validate_prepared_context
+from ._version import VERSION as __version__
 
 __all__ = [
     "UNSET",
@@ -51,6 +54,7 @@ __all__ = [
     "ExperienceRefArg",
     "FamilyArg",
     "ForbiddenError",
+    "InvalidArgumentError",
     "InvalidPreparedContextError",
     "InvalidRequestError",
     "NotFoundError",
@@ -64,5 +68,6 @@ __all__ = [
     "UnavailableError",
     "UnexpectedResponseError",
     "ValidatedContext",
+    "__version__",
     "validate_prepared_context",
 ]

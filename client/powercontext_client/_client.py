@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any
@@ -22,6 +23,7 @@ from powercontext_api.models import (
     MemoryEntryList,
     MemorySearchResult,
     PreparedContext,
+    PreparedContextExplanation,
     RememberBatchResult,
     ScopeDescriptor,
     ScopeErasure,
@@ -32,6 +34,7 @@ from powercontext_api.models import (
 from powercontext_api.operations import Operation
 
 from . import _operations as ops
+from ._errors import ConflictError
 from ._operations import (
     AssemblyArg,
     BatchEntryArg,
@@ -42,6 +45,7 @@ from ._operations import (
     ModelT,
     TopicRefArg,
 )
+from ._retry import DEFAULT_BACKOFF, DEFAULT_MAX_DELAY, DEFAULT_RETRIES, Attempts, RetryPolicy
 from ._serialize import UNSET, _Unset
 
 
@@ -58,7 +62,12 @@ class PowerContextClient:
     Every method returns the generated response model of its operation. Arguments set to `None`
     (the default) are left out of the request, so the server applies its own defaults. Arguments
     are validated against the generated request models before anything is sent
-    (`pydantic.ValidationError`). Failures raise subclasses of `PowerContextError`.
+    (`InvalidArgumentError`). Failures raise subclasses of `PowerContextError`.
+
+    Reads (prepare included), `update_scope`, `delete_scope` and `create_scope(exist_ok=True)` are
+    sent again after a failed connection or a 503, up to `retries` times, waiting `backoff` seconds
+    and then twice as long each time, or what the 503's `Retry-After` says, at most
+    `max_retry_delay`. Other writes are sent once. `retries=0` turns retrying off.
     `AsyncPowerContextClient` has the same methods as coroutines and sends the same bytes.
     """
 
@@ -69,7 +78,11 @@ class PowerContextClient:
         *,
         timeout: float = 10.0,
         transport: httpx.BaseTransport | None = None,
+        retries: int = DEFAULT_RETRIES,
+        backoff: float = DEFAULT_BACKOFF,
+        max_retry_delay: float = DEFAULT_MAX_DELAY,
     ) -> None:
+        self._retry = RetryPolicy(retries, backoff, max_retry_delay)
         self._http = httpx.Client(
             base_url=base_url,
             headers=ops.client_headers(token),
@@ -119,9 +132,17 @@ class PowerContextClient:
         title: str | None = None,
         summary: str | None = None,
         context_references: Sequence[str] | None = None,
+        exist_ok: bool = False,
     ) -> ScopeDescriptor:
-        """`POST /v1/scopes`. A taken `scope_id` raises `ConflictError`."""
-        return self._send(ops.create_scope(scope_id, title, summary, context_references))
+        """`POST /v1/scopes`. A taken `scope_id` raises `ConflictError`, unless `exist_ok`: then the
+        existing Scope is returned as it is (its title, summary and references are not changed)."""
+        call = ops.create_scope(scope_id, title, summary, context_references, exist_ok)
+        try:
+            return self._send(call)
+        except ConflictError as exc:
+            if not (exist_ok and ops.scope_taken(exc)):
+                raise
+        return self.get_scope(scope_id)
 
     def delete_scope(self, scope_id: str) -> ScopeErasure:
         """`DELETE /v1/scopes/{scope_id}`: erase the Scope and all it holds (needs `scope.erase`);
@@ -305,6 +326,18 @@ class PowerContextClient:
         """
         return self._send(ops.prepare_context(scope_id, query, max_bytes, assembly))
 
+    def explain_prepare_context(
+        self,
+        scope_id: str,
+        query: str,
+        *,
+        max_bytes: int | None = None,
+        assembly: AssemblyArg | _Unset = UNSET,
+    ) -> PreparedContextExplanation:
+        """`POST /v1/context/prepare/explain`: prepare's answer for the same arguments, with a
+        receipt: every recalled candidate, whether the text includes it, and if not, why."""
+        return self._send(ops.explain_prepare_context(scope_id, query, max_bytes, assembly))
+
     # Any operation ------------------------------------------------------------------------------
     def call(
         self,
@@ -322,10 +355,18 @@ class PowerContextClient:
 
     # Transport ----------------------------------------------------------------------------------
     def _send(self, call: ops.Call[ModelT]) -> ModelT:
-        try:
-            response = self._http.request(
-                call.method, call.path, content=call.content, headers=call.headers, params=call.params
-            )
-        except httpx.RequestError as exc:
-            raise call.transport_error(exc) from exc
-        return ops.read_response(call, response)
+        attempts = Attempts(self._retry, call)
+        while True:
+            try:
+                response = self._http.request(
+                    call.method, call.path, content=call.content, headers=call.headers, params=call.params
+                )
+            except httpx.RequestError as exc:
+                delay = attempts.after_error(exc)
+                if delay is None:
+                    raise call.transport_error(exc) from exc
+            else:
+                delay = attempts.after_response(response)
+                if delay is None:
+                    return ops.read_response(call, response)
+            time.sleep(delay)

@@ -1,6 +1,7 @@
 """The client's exception hierarchy.
 
 PowerContextError
+├── InvalidArgumentError         an argument breaks the contract; nothing was sent (also a ValueError)
 ├── TransportError               no HTTP response: connection refused, timeout, broken stream
 ├── UnexpectedResponseError      a success status whose body breaks the contract
 ├── InvalidPreparedContextError  a prepare answer fails `validate_prepared_context`
@@ -23,6 +24,14 @@ REQUEST_ID_HEADER = "X-PowerContext-Request-ID"
 
 class PowerContextError(Exception):
     """Base class of every error this client raises on purpose."""
+
+
+class InvalidArgumentError(PowerContextError, ValueError):
+    """An argument breaks the contract's request schema, so the request was not sent.
+
+    The message lists the first problems as `field: problem`; the `pydantic.ValidationError` with
+    all of them is chained as `__cause__`. It is a `ValueError` too, as a wrong argument is.
+    """
 
 
 class TransportError(PowerContextError):

@@ -47,6 +47,7 @@ from powercontext_api.models import (
     MemorySearchResult,
     PrepareContextRequest,
     PreparedContext,
+    PreparedContextExplanation,
     ProposeExperienceRequest,
     ProposeProfileRequest,
     PutTopicRequest,
@@ -69,12 +70,14 @@ from powercontext_api.operations import Operation
 
 from ._errors import (
     REQUEST_ID_HEADER,
+    ConflictError,
     PowerContextHTTPError,
     TransportError,
     UnexpectedResponseError,
     error_class_for,
 )
-from ._serialize import UNSET, _Unset, adapter, build, dump, dump_free, encode, parse
+from ._serialize import UNSET, _Unset, build, dump, dump_free, encode, parse, validate
+from ._version import VERSION
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -102,18 +105,22 @@ FamilyArg: TypeAlias = Literal["memory", "experience", "profile", "topic-memory"
 
 CandidateState: TypeAlias = Literal["pending", "approved", "rejected"]
 
-USER_AGENT = "powercontext-client/0.1.0"
+SCOPE_EXISTS = "scope_exists"  # the error code of a create_scope whose id is taken
+
+USER_AGENT = f"powercontext-client/{VERSION}"
 
 
 @dataclass(frozen=True)
 class Call(Generic[ModelT]):
     """One request, ready to send: an operation of the generated table, its path parameters
-    (percent-encoded into the path template), its query parameters and its JSON body."""
+    (percent-encoded into the path template), its query parameters and its JSON body.
+    `repeatable` marks a write that is safe to send again (see `_retry`)."""
 
     operation: Operation[ModelT]
     body: Mapping[str, Any] | None = None
     params: Mapping[str, str | int] | None = None
     path_params: Mapping[str, str | int] = field(default_factory=dict)
+    repeatable: bool = False
 
     @property
     def method(self) -> str:
@@ -175,11 +182,11 @@ def any_operation(
     """A call of any operation of the generated table, checked by its generated models first."""
     path_params: dict[str, str | int] = dict(path or {})
     if operation.parameters_model is not None:
-        operation.parameters_model.model_validate({**(query or {}), **path_params})
+        validate(operation.parameters_model, {**(query or {}), **path_params})
     payload: dict[str, Any] | None = None
     if operation.body_model is not None:
         given = dump(body) if isinstance(body, BaseModel) else dict(body or {})
-        payload = dump(adapter(operation.body_model).validate_python(given))
+        payload = dump(validate(operation.body_model, given))
     return Call(operation, body=payload, params=dict(query) if query else None, path_params=path_params)
 
 
@@ -202,6 +209,7 @@ def create_scope(
     title: str | None,
     summary: str | None,
     context_references: Sequence[str] | None,
+    exist_ok: bool = False,
 ) -> Call[ScopeDescriptor]:
     request = build(
         ScopeCreateRequest,
@@ -210,7 +218,13 @@ def create_scope(
         summary=summary,
         context_references=_list_or_none(context_references),
     )
-    return Call(ops.CREATE_SCOPE, body=dump(request))
+    # With exist_ok a repeat is harmless: its 409 is answered by reading the Scope.
+    return Call(ops.CREATE_SCOPE, body=dump(request), repeatable=exist_ok)
+
+
+def scope_taken(exc: ConflictError) -> bool:
+    """Whether a create_scope 409 says the id is taken (what `exist_ok` forgives)."""
+    return exc.code == SCOPE_EXISTS
 
 
 def get_scope(scope_id: str) -> Call[ScopeDescriptor]:
@@ -421,10 +435,18 @@ def prepare_context(
     return Call(ops.PREPARE_CONTEXT, body=body)
 
 
+def explain_prepare_context(
+    scope_id: str, query: str, max_bytes: int | None, assembly: AssemblyArg | _Unset
+) -> Call[PreparedContextExplanation]:
+    # Same body as prepare, by construction.
+    body = prepare_context(scope_id, query, max_bytes, assembly).body
+    return Call(ops.EXPLAIN_PREPARE_CONTEXT, body=body)
+
+
 # Helpers ------------------------------------------------------------------------------------------
 def _scope_id(scope_id: str) -> str:
     """A Scope id for a path, validated like a body field before it is percent-encoded."""
-    return GetScopeParameters.model_validate({"scope_id": scope_id}).scope_id
+    return validate(GetScopeParameters, {"scope_id": scope_id}).scope_id
 
 
 def _ref(value: BaseModel | Mapping[str, Any]) -> Mapping[str, Any]:

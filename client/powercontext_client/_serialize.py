@@ -16,7 +16,10 @@ import threading
 from collections.abc import Mapping
 from typing import Any, Final, TypeVar
 
-from pydantic import BaseModel, TypeAdapter
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from ._errors import InvalidArgumentError
+from ._messages import validation_summary
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -47,12 +50,21 @@ def adapter(model: type[ModelT]) -> TypeAdapter[ModelT]:
     return found
 
 
-def build(model: type[ModelT], **fields: Any) -> ModelT:
-    """Validate a request model from the fields the caller set; `None` means "not set".
+def validate(model: type[ModelT], data: Any) -> ModelT:
+    """`data` as the request model `model`.
 
-    Raises `pydantic.ValidationError` when a value breaks the contract, before anything is sent.
+    Raises `InvalidArgumentError`, with pydantic's error as its cause, when a value breaks the
+    contract: callers catch the client's errors, not its validation library's.
     """
-    return adapter(model).validate_python({k: v for k, v in fields.items() if v is not None})
+    try:
+        return adapter(model).validate_python(data)
+    except ValidationError as exc:
+        raise InvalidArgumentError(validation_summary(exc)) from exc
+
+
+def build(model: type[ModelT], **fields: Any) -> ModelT:
+    """Validate a request model from the fields the caller set; `None` means "not set"."""
+    return validate(model, {k: v for k, v in fields.items() if v is not None})
 
 
 def dump(value: BaseModel) -> dict[str, Any]:

@@ -26,13 +26,16 @@ from powercontext_api.models import GetScopeParameters, RememberBatchResult
 
 from ._client import PowerContextClient
 from ._errors import (
+    InvalidArgumentError,
     PowerContextError,
     PowerContextHTTPError,
     TransportError,
 )
 from ._messages import http_message, transport_message, validation_summary
+from ._receipt import receipt_table
 from ._serialize import UNSET, _Unset
 from ._validate import validate_prepared_context
+from ._version import VERSION
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 URL_ENV = "POWERCONTEXT_URL"
@@ -83,8 +86,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         _fail(f"{exc}")
         return EXIT_USAGE
-    except ValidationError as exc:
-        _fail(f"invalid argument: {validation_summary(exc)}")
+    except InvalidArgumentError as exc:
+        _fail(f"invalid argument: {exc}")
         return EXIT_USAGE
     except TransportError as exc:
         _fail(transport_message(exc, args.url, args.timeout))
@@ -155,6 +158,7 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
             "message), 2 usage error. `powercontext COMMAND --help` documents each command."
         ),
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {VERSION}")
     _add_connection_options(parser, env, top_level=True)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     shared = argparse.ArgumentParser(add_help=False)
@@ -219,6 +223,11 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
     sub.add_argument("--title", help="Title (default empty).")
     sub.add_argument("--summary", help="Summary (default empty).")
     _add_reference_option(sub)
+    sub.add_argument(
+        "--exist-ok",
+        action="store_true",
+        help="When the id is taken, print the existing Scope (unchanged) instead of failing with 409.",
+    )
     sub = command("get-scope", "Show one Scope.", _get_scope)
     _add_scope_argument(sub)
     sub = command(
@@ -436,6 +445,14 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
         choices=("confidence", "recall_rank"),
         help="An optional metadata line in each item of the standard text; repeat for both.",
     )
+    sub.add_argument(
+        "--explain",
+        action="store_true",
+        help=(
+            "Print the receipt instead of the text: a table of every recalled candidate, whether "
+            "the text includes it and, if not, why (with --json, the whole explanation)."
+        ),
+    )
     return parser
 
 
@@ -543,7 +560,11 @@ def _capabilities(pc: PowerContextClient, args: argparse.Namespace) -> BaseModel
 
 def _create_scope(pc: PowerContextClient, args: argparse.Namespace) -> BaseModel:
     return pc.create_scope(
-        args.scope_id, title=args.title, summary=args.summary, context_references=args.references
+        args.scope_id,
+        title=args.title,
+        summary=args.summary,
+        context_references=args.references,
+        exist_ok=args.exist_ok,
     )
 
 
@@ -590,7 +611,7 @@ def _remember_batch(pc: PowerContextClient, args: argparse.Namespace) -> BaseMod
         for batch in _batches(_entry_lines(lines), args.batch_size):
             try:
                 result = pc.remember_batch(args.scope_id, [entry for _, entry in batch], kind=args.kind)
-            except (PowerContextError, ValidationError):
+            except PowerContextError:
                 # Entry indexes in the error count from this batch's first line.
                 print(
                     f"powercontext: the failed batch starts at line {batch[0][0]} of FILE; "
@@ -726,6 +747,15 @@ def _get_topic(pc: PowerContextClient, args: argparse.Namespace) -> BaseModel:
 
 
 def _prepare(pc: PowerContextClient, args: argparse.Namespace) -> None:
+    if args.explain:
+        explained = pc.explain_prepare_context(
+            args.scope_id, args.query, max_bytes=args.max_bytes, assembly=_assembly_arg(args)
+        )
+        if args.json:
+            _print_result(explained, True)
+        else:
+            print(receipt_table(explained), end="")
+        return
     prepared = pc.prepare_context(
         args.scope_id, args.query, max_bytes=args.max_bytes, assembly=_assembly_arg(args)
     )

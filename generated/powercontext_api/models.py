@@ -12,6 +12,7 @@ from pydantic import (
     ConfigDict,
     Field,
     StrictBool,
+    StrictFloat,
     StrictInt,
     StrictStr,
     ValidationInfo,
@@ -362,6 +363,13 @@ class MemoryHit(BaseModel):
     )
     citation: MemoryCitation
     text: StrictStr
+    score: Annotated[
+        StrictFloat,
+        Field(
+            description="The hit's BM25 relevance to the query among this Scope's Memory entries, rounded to 9 decimal places; higher is better. Hits come in descending score, equal scores newest first. Compare scores within one answer only: they depend on the query and on what the Scope holds.",
+            ge=0.0,
+        ),
+    ]
 
 
 class MemorySearchResult(BaseModel):
@@ -476,11 +484,33 @@ class Experience(BaseModel):
     lesson: StrictStr
 
 
+class ExperienceHit(BaseModel):
+    """
+    An approved Experience head that matched, with its score.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    artifact: ArtifactRef
+    situation: StrictStr
+    action: StrictStr
+    outcome: StrictStr
+    lesson: StrictStr
+    score: Annotated[
+        StrictFloat,
+        Field(
+            description="The hit's BM25 relevance to the query among this Scope's approved Experience, rounded to 9 decimal places; higher is better. Hits come in descending score, equal scores newest first. Compare scores within one answer only: they depend on the query and on what the Scope holds.",
+            ge=0.0,
+        ),
+    ]
+
+
 class ExperienceSearchResult(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    hits: list[Experience]
+    hits: list[ExperienceHit]
 
 
 class ExperienceRef(BaseModel):
@@ -697,6 +727,13 @@ class TopicHit(BaseModel):
     snippet: Annotated[
         StrictStr | None, Field(description='Part of the detail around the first query match, or null.')
     ]
+    score: Annotated[
+        StrictFloat,
+        Field(
+            description="The hit's BM25 relevance to the query among this Scope's topics, rounded to 9 decimal places; higher is better. Hits come in descending score, equal scores newest first. Compare scores within one answer only: they depend on the query and on what the Scope holds.",
+            ge=0.0,
+        ),
+    ]
 
 
 class TopicSearchResult(BaseModel):
@@ -856,6 +893,36 @@ class RememberBatchRequest(BaseModel):
     ] = MISSING
 
 
+class ReceiptItem(BaseModel):
+    """
+    One recalled candidate and what the budget did with it. `recall_rank` is its position in its family's cleaned pool (null for a candidate cleaning dropped); `bytes` is what the entry adds to `content` (0 when left out); `body_bytes` is the UTF-8 size of its whole body.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    family: Annotated[
+        Literal['memory', 'experience', 'profile', 'topic-memory'],
+        Field(description="An Artifact family (not a Memory entry's kind)."),
+    ]
+    scope_id: StrictStr
+    artifact_id: StrictStr
+    revision: Annotated[StrictInt, Field(ge=1)]
+    entry_id: Annotated[StrictStr | MISSING, Field(description='Memory only.')] = MISSING
+    entry_version_id: Annotated[StrictStr | MISSING, Field(description='Memory only.')] = MISSING
+    recall_rank: Annotated[StrictInt | None, Field(ge=1)]
+    body_bytes: Annotated[StrictInt, Field(ge=0)]
+    bytes: Annotated[StrictInt, Field(ge=0)]
+    truncated: StrictBool
+    included: StrictBool
+    reason: Annotated[
+        Literal['limit', 'budget', 'below_minimum_body', 'blank', 'duplicate'] | None,
+        Field(
+            description='Why a candidate is left out (null when included). `limit`: its section (or the legacy output) already holds as many entries as allowed; `budget`: not one byte of its body fits in what is left of `max_bytes`; `below_minimum_body`: its whole body does not fit and a cut would be shorter than the 64-byte floor; `blank`: the body is empty or whitespace; `duplicate`: an earlier candidate has the same exact identity.'
+        ),
+    ]
+
+
 class ExperienceGetRequest(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -947,6 +1014,21 @@ class Capabilities(BaseModel):
     api_version: StrictStr
     families: Annotated[list[StrictStr], Field(description='Artifact families this server stores.')]
     prepare: PrepareCapabilities
+
+
+class PreparedContextExplanation(BaseModel):
+    """
+    A prepare's result with its receipt. `content` is byte-identical to prepare's; the items with `included: true` are exactly the entries in it, in the order they appear.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    schema_: Annotated[Literal['powercontext.prepared-context.v1'], Field(alias='schema')]
+    status: Literal['ready', 'empty']
+    content: Annotated[StrictStr | None, Field(...)]
+    content_bytes: Annotated[StrictInt, Field(ge=0, le=32768)]
+    items: list[ReceiptItem]
 
 
 class Assembly(BaseModel):

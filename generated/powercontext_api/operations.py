@@ -388,6 +388,26 @@ PREPARE_CONTEXT: Operation[models.PreparedContext] = Operation(
     summary='Prepare one cited, byte-budgeted, injection-safe context string.',
 )
 
+EXPLAIN_PREPARE_CONTEXT: Operation[models.PreparedContextExplanation] = Operation(
+    operation_id='explain_prepare_context',
+    method='POST',
+    path='/v1/context/prepare/explain',
+    access='scope.read',
+    status=200,
+    response_model=models.PreparedContextExplanation,
+    body_model=models.PrepareContextRequest,
+    body_required=True,
+    responses={
+        200: models.PreparedContextExplanation,
+        401: models.ErrorResponse,
+        403: models.ErrorResponse,
+        404: models.ErrorResponse,
+        422: models.ErrorResponse,
+        503: models.ErrorResponse,
+    },
+    summary='Prepare, and say which recalled candidates the text includes and why the others are left out.',
+)
+
 GET_ARTIFACT_REVISION: Operation[models.ArtifactRevision] = Operation(
     operation_id='get_artifact_revision',
     method='GET',
@@ -674,6 +694,7 @@ OPERATIONS: tuple[Operation[BaseModel], ...] = (
     LIST_MEMORY_ENTRIES,
     SEARCH_MEMORY,
     PREPARE_CONTEXT,
+    EXPLAIN_PREPARE_CONTEXT,
     GET_ARTIFACT_REVISION,
     PROPOSE_EXPERIENCE,
     SEARCH_EXPERIENCE,

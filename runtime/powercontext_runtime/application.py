@@ -9,11 +9,11 @@ say (duplicate families, the total-entries policy, references, existence, access
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TypeVar, cast
 
 import annotated_types
-from pydantic import MISSING
+from pydantic import MISSING, ValidationError
 
 from powercontext_api import models as wire
 from powercontext_api.models import (
@@ -67,7 +67,7 @@ from .models import (
     Topic,
 )
 from .operation import operation
-from .prepare import AssemblyOptions, Section, build_text_context, prepare_legacy
+from .prepare import AssemblyOptions, BuiltContext, Section, build_legacy_context, build_text_context
 from .recall import (
     legacy_topic_body,
     parse_query,
@@ -87,10 +87,19 @@ REFERENCE_FAMILIES = frozenset({"memory", "experience", "profile"})
 OK = wire.HealthStatus(status="ok")
 
 
+PrepareObserver = Callable[[BuiltContext], None]
+
+
 class ScopedContextApplication:
     def __init__(self, store: Store, settings: Settings) -> None:
         self._store = store
         self.settings = settings
+        self._prepare_observers: tuple[PrepareObserver, ...] = ()
+
+    def observe_prepares(self, observer: PrepareObserver) -> None:
+        """Call `observer` with every prepare's built context and receipt (prepare and explain),
+        after it is built; the server's metrics count candidates and bytes this way."""
+        self._prepare_observers = (*self._prepare_observers, observer)
 
     def close(self) -> None:
         self._store.close()
@@ -361,7 +370,7 @@ class ScopedContextApplication:
         self._scope(request.scope_id)
         query = parse_query(request.query)
         topics = self._store.search_topics(request.scope_id, query, request.limit)
-        return responses.topic_search_result(topic_hit(t, query) for t in topics)
+        return responses.topic_search_result((topic_hit(t, query), t.score) for t in topics)
 
     @operation
     def get_topic(self, request: TopicGetRequest, *, principal: Principal = FULL_ACCESS) -> wire.Topic:
@@ -382,35 +391,57 @@ class ScopedContextApplication:
     def prepare_context(
         self, request: PrepareContextRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.PreparedContext:
+        return responses.prepared(self._prepare(request, principal).result)
+
+    @operation
+    def explain_prepare_context(
+        self, request: PrepareContextRequest, *, principal: Principal = FULL_ACCESS
+    ) -> wire.PreparedContextExplanation:
+        return responses.explanation(self._prepare(request, principal))
+
+    def _prepare(self, request: PrepareContextRequest, principal: Principal) -> BuiltContext:
+        built = self._build(request, principal)
+        for observe in self._prepare_observers:
+            observe(built)
+        return built
+
+    def _build(self, request: PrepareContextRequest, principal: Principal) -> BuiltContext:
         # The total-entries policy is a validation rule: it fails before any lookup or recall.
         options = None if request.assembly is MISSING else self.assembly_options(request.assembly)
         with self._store.reading():  # every family from one snapshot
-            return responses.prepared(self._prepare(request, options, principal))
-
-    def _prepare(
-        self, request: PrepareContextRequest, options: AssemblyOptions | None, principal: Principal
-    ) -> PreparedContext:
-        scope = self._scope(request.scope_id)
-        families = REFERENCE_FAMILIES if options is None else {s.family for s in options.sections}
-        if families & REFERENCE_FAMILIES:
-            # RFC step 2: every Scope that will be read, before any candidate is read; all or nothing.
-            principal.require("scope.read", scope.context_references)
-        if options is None:
-            query = parse_query(request.query)
-            return prepare_legacy(
-                recall_memory(self._store, scope, query),
-                request.max_bytes,
-                topics=recall_topics(self._store, scope, query, legacy_topic_body),
-                experience=recall_experience(self._store, scope, query),
-            )
-        if not options.sections:
-            return PreparedContext.empty()
-        pools = recall_text_pools(self._store, scope, parse_query(request.query), families)
-        return build_text_context(pools, options, request.max_bytes).result
+            scope = self._scope(request.scope_id)
+            families = REFERENCE_FAMILIES if options is None else {s.family for s in options.sections}
+            if families & REFERENCE_FAMILIES:
+                # RFC step 2: every Scope that will be read, before any candidate is read; all or nothing.
+                principal.require("scope.read", scope.context_references)
+            if options is None:
+                query = parse_query(request.query)
+                return build_legacy_context(
+                    recall_memory(self._store, scope, query),
+                    request.max_bytes,
+                    topics=recall_topics(self._store, scope, query, legacy_topic_body),
+                    experience=recall_experience(self._store, scope, query),
+                )
+            if not options.sections:
+                return BuiltContext(PreparedContext.empty(), ())
+            pools = recall_text_pools(self._store, scope, parse_query(request.query), families)
+            return build_text_context(pools, options, request.max_bytes)
 
     def assembly_options(self, assembly: Assembly) -> AssemblyOptions:
-        """The builder's options, after the rules the contract cannot state: each family at most
-        once, and the configured total-entries policy."""
+        """The builder's options, after each family's limit bounds (again, for requests that were
+        never parsed) and the rules the contract cannot state: each family at most once, and the
+        configured total-entries policy."""
+        for i, section in enumerate(assembly.sections):
+            # The RFC has the Runtime enforce each family's limit itself, not only the HTTP edge's
+            # parsing: a request built without validation meets the contract's bounds here.
+            try:
+                type(section).model_validate(section.model_dump(by_alias=True))
+            except ValidationError:
+                raise InvalidRequest.single(
+                    "family_limit",
+                    ("assembly", "sections", i, "limit"),
+                    "The section's limit is outside the bounds of its family",
+                ) from None
         families = [section.family for section in assembly.sections]
         if len(set(families)) != len(families):
             raise InvalidRequest.single(

@@ -53,6 +53,7 @@ class MemoryEntryPage:
 class MemoryHit:
     citation: MemoryCitation
     text: str
+    score: float  # the rounded BM25 score the search ranked it by
 
 
 PreparedStatus = Literal["ready", "empty"]
@@ -117,6 +118,13 @@ class Experience:
 
 
 @dataclass(frozen=True, slots=True)
+class RankedExperience(Experience):
+    """A search hit: the Experience head with the rounded BM25 score it was ranked by."""
+
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
 class ProfileSnapshot:
     ref: ArtifactRef
     content: str
@@ -128,6 +136,13 @@ class Topic:
     title: str
     summary: str
     detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class RankedTopic(Topic):
+    """A search hit: the topic head with the rounded BM25 score it was ranked by."""
+
+    score: float
 
 
 @dataclass(frozen=True, slots=True)

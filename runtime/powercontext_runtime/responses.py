@@ -22,10 +22,12 @@ from .models import (
     MemoryRevision,
     PreparedContext,
     ProfileSnapshot,
+    RankedExperience,
     Scope,
     Topic,
     TopicHit,
 )
+from .prepare import BuiltContext, Considered
 
 
 def scope(value: Scope) -> wire.ScopeDescriptor:
@@ -62,7 +64,7 @@ def memory_entry_list(entries: Iterable[MemoryEntry], next_cursor: str | None) -
 
 def memory_search_result(hits: Iterable[MemoryHit]) -> wire.MemorySearchResult:
     return wire.MemorySearchResult(
-        hits=[wire.MemoryHit(citation=citation(h.citation), text=h.text) for h in hits]
+        hits=[wire.MemoryHit(citation=citation(h.citation), text=h.text, score=h.score) for h in hits]
     )
 
 
@@ -76,6 +78,38 @@ def prepared(value: PreparedContext) -> wire.PreparedContext:
             "content_bytes": value.content_bytes,
         }
     )
+
+
+def explanation(built: BuiltContext) -> wire.PreparedContextExplanation:
+    value = built.result
+    return wire.PreparedContextExplanation.model_validate(
+        {
+            "schema": value.schema,
+            "status": value.status,
+            "content": value.content,
+            "content_bytes": value.content_bytes,
+            "items": [receipt_item(c) for c in built.receipt],
+        }
+    )
+
+
+def receipt_item(value: Considered) -> wire.ReceiptItem:
+    origin = value.candidate.origin
+    item = {
+        "family": origin.family,
+        "scope_id": origin.scope_id,
+        "artifact_id": origin.artifact_id,
+        "revision": origin.revision,
+        "recall_rank": value.recall_rank,
+        "body_bytes": len(value.candidate.body.encode("utf-8")),
+        "bytes": value.rendered_bytes,
+        "truncated": value.truncated,
+        "included": value.included,
+        "reason": value.reason,
+    }
+    if origin.entry_id is not None:  # Memory: the entry and its version
+        item |= {"entry_id": origin.entry_id, "entry_version_id": origin.entry_version_id}
+    return wire.ReceiptItem.model_validate(item)
 
 
 def artifact_ref(value: ArtifactRef) -> wire.ArtifactRef:
@@ -99,8 +133,20 @@ def experience(value: Experience) -> wire.Experience:
     )
 
 
-def experience_search_result(hits: Iterable[Experience]) -> wire.ExperienceSearchResult:
-    return wire.ExperienceSearchResult(hits=[experience(e) for e in hits])
+def experience_hit(value: RankedExperience) -> wire.ExperienceHit:
+    fields = value.fields
+    return wire.ExperienceHit(
+        artifact=artifact_ref(value.ref),
+        situation=fields.situation,
+        action=fields.action,
+        outcome=fields.outcome,
+        lesson=fields.lesson,
+        score=value.score,
+    )
+
+
+def experience_search_result(hits: Iterable[RankedExperience]) -> wire.ExperienceSearchResult:
+    return wire.ExperienceSearchResult(hits=[experience_hit(e) for e in hits])
 
 
 def topic_fields(value: Topic) -> wire.TopicFields:
@@ -113,11 +159,14 @@ def topic(value: Topic) -> wire.Topic:
     )
 
 
-def topic_search_result(hits: Iterable[TopicHit]) -> wire.TopicSearchResult:
+def topic_search_result(hits: Iterable[tuple[TopicHit, float]]) -> wire.TopicSearchResult:
+    """Each hit with the score the search ranked its topic by."""
     return wire.TopicSearchResult(
         hits=[
-            wire.TopicHit(artifact=artifact_ref(h.ref), title=h.title, summary=h.summary, snippet=h.snippet)
-            for h in hits
+            wire.TopicHit(
+                artifact=artifact_ref(h.ref), title=h.title, summary=h.summary, snippet=h.snippet, score=score
+            )
+            for h, score in hits
         ]
     )
 

@@ -1,7 +1,8 @@
 """The ASGI application: the contract's operations routed from the generated operation table.
 
 Each operation is one generic endpoint over the Runtime (`endpoints.py`); connexion serves the
-contract itself (`/openapi.json`) and Swagger UI (`/docs`) beside them. Request id, body cap and
+contract itself (`/openapi.json`) and Swagger UI (`/docs`) beside them, and the app adds
+`/metrics` (`metrics.py`) and the preview page `/ui/` (`ui_page.py`). Request id, body cap and
 the access log wrap everything (`middleware.py`).
 """
 
@@ -19,7 +20,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from powercontext_api.operations import OPERATIONS
@@ -27,8 +28,11 @@ from powercontext_runtime import ScopedContextApplication, load_access_policy
 
 from .endpoints import endpoint
 from .errors import REQUEST_ID_SCOPE_KEY, response_for
+from .metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from .metrics import Metrics
 from .middleware import EdgeMiddleware
 from .settings import HttpSettings
+from .ui_page import ui_routes
 
 SPEC_FILENAME = "powercontext.yaml"
 DOCS_PATHS = ("/openapi.json", "/openapi.yaml", "/docs")
@@ -54,11 +58,11 @@ def without_security(spec: Mapping[str, Any]) -> dict[str, Any]:
     return open_spec
 
 
-def allowed_methods(path: str, routes: list[Route]) -> list[str]:
+def allowed_methods(path: str, routes: list[BaseRoute]) -> list[str]:
     """Every method the contract serves at `path` (starlette names only the first route's)."""
     methods: set[str] = set()
     for route in routes:
-        if route.path_regex.fullmatch(path):
+        if isinstance(route, Route) and route.path_regex.fullmatch(path):
             methods.update(route.methods or ())
     return sorted(methods)
 
@@ -76,7 +80,16 @@ def create_app(
     raw = Specification.load(spec_path or default_spec_path()).raw
     served = raw if policy.enforced else without_security(raw)
 
-    routes = [Route(op.path, endpoint(op, application, policy), methods=[op.method]) for op in OPERATIONS]
+    metrics = Metrics()
+    application.observe_prepares(metrics.observe_prepare)
+
+    async def metrics_text(request: Request) -> Response:
+        return Response(metrics.exposition(), media_type=METRICS_CONTENT_TYPE)
+
+    routes: list[BaseRoute] = [
+        Route(op.path, endpoint(op, application, policy, metrics), methods=[op.method]) for op in OPERATIONS
+    ]
+    routes += [Route("/metrics", metrics_text, methods=["GET"]), *ui_routes()]
 
     async def framework_error(request: Request, exc: Exception) -> Response:
         request_id = str(request.scope.get(REQUEST_ID_SCOPE_KEY, "-"))
@@ -91,7 +104,9 @@ def create_app(
         Specification.from_dict(served),
         swagger_ui_options=SwaggerUIOptions(spec_path="/openapi.json", swagger_ui_path="/docs"),
     )
-    return EdgeMiddleware(_DocsBeside(operations_app, docs), max_body_bytes=http.max_body_bytes)
+    return EdgeMiddleware(
+        _DocsBeside(operations_app, docs), max_body_bytes=http.max_body_bytes, metrics=metrics
+    )
 
 
 class _DocsBeside:

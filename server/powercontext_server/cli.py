@@ -13,6 +13,7 @@ import logging
 import os
 import secrets
 import sys
+import tempfile
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -21,7 +22,6 @@ from typing import Any, BinaryIO
 
 import uvicorn
 from tqdm import tqdm  # type: ignore[import-untyped]  # no stubs or py.typed
-from uvicorn.config import LOG_LEVELS
 
 from powercontext_runtime import (
     ConfigurationError,
@@ -41,6 +41,8 @@ from powercontext_runtime.store.scope_transfer import (
 
 from .allocator import keep_freed_memory
 from .http_edge import raise_open_file_limit, uvicorn_options
+from .logs import configure_logging
+from .metrics import MULTIPROCESS_ENV
 from .settings import HttpSettings
 
 logger = logging.getLogger("powercontext.server")
@@ -265,12 +267,14 @@ def import_command(url: str, source: str) -> int:
 
 
 def copy_databases(source_url: str, target_url: str) -> int:
-    """`powercontext copy-store`: prints a line per table; exit 2 when the copy is refused."""
+    """`powercontext copy-store`: a bar per table on a terminal, then one summary line; exit 2
+    when the copy is refused."""
     if source_url == target_url:
         raise ConfigurationError("SOURCE and TARGET are the same database.")
     source, target = backend_for(source_url), backend_for(target_url)
     try:
-        report = copy_store(source, target, progress=lambda line: print(f"copied {line}", flush=True))
+        with _progress() as bar:
+            report = copy_store(source, target, progress=bar)
     except CopyRefused as exc:
         print(f"powercontext: {exc}", file=sys.stderr)
         return 2
@@ -303,11 +307,19 @@ def settings_from(args: argparse.Namespace, env: dict[str, str]) -> tuple[Settin
     return Settings.from_env(env), http
 
 
-def _configure_logging(level: str) -> None:
-    logging.basicConfig(
-        level=LOG_LEVELS[level],
-        format="%(asctime)s %(levelname)s %(name)s %(message)s",
-    )
+@contextmanager
+def _shared_metrics_directory() -> Iterator[None]:
+    """Where every worker keeps its metric values, so `/metrics` adds all of them up: a fresh
+    directory for this run (a left-over file would count an old run), unless the operator set one."""
+    if os.environ.get(MULTIPROCESS_ENV):
+        yield
+        return
+    with tempfile.TemporaryDirectory(prefix="powercontext-metrics-") as directory:
+        os.environ[MULTIPROCESS_ENV] = directory
+        try:
+            yield
+        finally:
+            del os.environ[MULTIPROCESS_ENV]
 
 
 def serve(settings: Settings, http: HttpSettings) -> None:
@@ -326,9 +338,10 @@ def serve(settings: Settings, http: HttpSettings) -> None:
         # Each worker process builds its own application from the environment; pin the database
         # the flags chose, so every worker opens the one this process just prepared.
         os.environ["POWERCONTEXT_SERVER_DATABASE_URL"] = settings.database_url
-        uvicorn.run(
-            "powercontext_server.worker:create_worker_app", factory=True, workers=http.workers, **options
-        )
+        with _shared_metrics_directory():
+            uvicorn.run(
+                "powercontext_server.worker:create_worker_app", factory=True, workers=http.workers, **options
+            )
         return
     try:
         uvicorn.run(create_app(application, http), **options)
@@ -362,7 +375,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigurationError as exc:
         print(f"powercontext: {exc}", file=sys.stderr)
         return 2
-    _configure_logging(http.log_level)
+    configure_logging(http.log_level, http.log_format)
     if args.command == "serve":
         try:
             serve(settings, http)

@@ -14,9 +14,16 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from powercontext_api.operations import Operation
-from powercontext_runtime import AccessPolicy, InvalidRequest, Principal, ScopedContextApplication
+from powercontext_runtime import (
+    AccessPolicy,
+    InvalidRequest,
+    Principal,
+    RetrievalUnavailable,
+    ScopedContextApplication,
+)
 
 from .errors import JSON_MEDIA_TYPE, REQUEST_ID_SCOPE_KEY, UnsupportedMediaType, response_for
+from .metrics import LABELS_SCOPE_KEY, Metrics
 from .parsing import parse_body, parse_parameters, relocated
 
 Endpoint = Callable[[Request], Any]
@@ -42,12 +49,15 @@ def bearer_token(request: Request) -> str | None:
 
 
 def endpoint(
-    operation: Operation[Any], application: ScopedContextApplication, policy: AccessPolicy
+    operation: Operation[Any], application: ScopedContextApplication, policy: AccessPolicy, metrics: Metrics
 ) -> Endpoint:
     name = operation.operation_id
     public = operation.access == "public"
 
     async def handle(request: Request) -> Response:
+        labels = request.scope.get(LABELS_SCOPE_KEY)
+        if labels is not None:
+            labels["operation"] = name
         try:
             # 401 comes before the body is read; 403 is the Runtime's, after the body is parsed.
             principal: Principal | None = None if public else policy.authenticate(bearer_token(request))
@@ -59,6 +69,8 @@ def endpoint(
             except InvalidRequest as exc:
                 raise relocated(operation, exc) from None
         except Exception as exc:  # every failure is answered with its error body
+            if isinstance(exc, RetrievalUnavailable):
+                metrics.observe_store_error()
             return response_for(exc, str(request.scope.get(REQUEST_ID_SCOPE_KEY, "-")))
         return Response(
             result.__pydantic_serializer__.to_json(result, by_alias=True),

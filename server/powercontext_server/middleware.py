@@ -1,8 +1,8 @@
 """The outer ASGI layers: the in-flight request limit, then request id on every response, request
-body cap and one log line per request.
+body cap, one log line and the metrics (`metrics.py`) of each request.
 
 `EdgeMiddleware` sits outside connexion's whole stack, so framework errors and 500s get the request
-id too. The body cap holds for chunked bodies as well: a body without Content-Length is read up to
+id too, and are counted. The body cap holds for chunked bodies as well: a body without Content-Length is read up to
 the cap and replayed downstream with a Content-Length, which is also what connexion needs to see it
 at all. `ConcurrencyLimit` wraps the whole app at the HTTP edge (`http_edge.py` installs it) and
 only marks a request over the limit; `EdgeMiddleware` answers it, with its request id and log line.
@@ -17,6 +17,7 @@ import uuid
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .errors import OVERLOADED, PAYLOAD_TOO_LARGE, REQUEST_ID_HEADER, REQUEST_ID_SCOPE_KEY, HttpError
+from .metrics import LABELS_SCOPE_KEY, OTHER, Metrics
 
 access_logger = logging.getLogger("powercontext.server.access")
 
@@ -53,9 +54,10 @@ class ConcurrencyLimit:
 
 
 class EdgeMiddleware:
-    def __init__(self, app: ASGIApp, *, max_body_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, *, max_body_bytes: int, metrics: Metrics) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
+        self.metrics = metrics
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -64,6 +66,8 @@ class EdgeMiddleware:
 
         request_id = uuid.uuid4().hex
         scope[REQUEST_ID_SCOPE_KEY] = request_id
+        labels: dict[str, str] = {}
+        scope[LABELS_SCOPE_KEY] = labels
         id_header = (_REQUEST_ID_HEADER, request_id.encode("latin-1"))
         started = time.perf_counter()
         status = 0
@@ -85,13 +89,22 @@ class EdgeMiddleware:
             else:
                 await self.app(body_scope, body_receive, send_with_id)
         finally:
+            seconds = time.perf_counter() - started
+            self.metrics.observe_request(labels.get("operation", OTHER), status, seconds)
             access_logger.info(
                 '%s "%s %s" %d %.1fms',
                 request_id,
                 scope["method"],
                 scope["path"],
                 status,
-                (time.perf_counter() - started) * 1000,
+                seconds * 1000,
+                extra={
+                    "request_id": request_id,
+                    "method": scope["method"],
+                    "path": scope["path"],
+                    "status": status,
+                    "duration_ms": round(seconds * 1000, 3),
+                },
             )
 
     async def _capped(self, scope: Scope, receive: Receive) -> tuple[Scope | None, Receive]:

@@ -1,5 +1,6 @@
-"""HTTP settings of the server: where it listens, how many workers, log level, and the limits of
-its HTTP edge (body and head size, time to send a request, requests and connections at once).
+"""HTTP settings of the server: where it listens, how many workers, log level and format, and the
+limits of its HTTP edge (body and head size, time to send a request, requests and connections at
+once).
 
 Read once from `POWERCONTEXT_SERVER_*` environment variables (flags of `powercontext serve`
 override the address). The Runtime's own settings (store, policies, access) are
@@ -18,6 +19,8 @@ from uvicorn.config import LOG_LEVELS
 from powercontext_runtime import AccessPolicy, ConfigurationError
 from powercontext_runtime.config import positive_int
 
+from .logs import LOG_FORMATS
+
 
 @dataclass(frozen=True, slots=True)
 class HttpSettings:
@@ -25,6 +28,7 @@ class HttpSettings:
     port: int = 8000
     max_body_bytes: int = 1_048_576
     log_level: str = "info"
+    log_format: str = "text"
     workers: int = 1
     max_head_bytes: int = 65_536
     head_timeout_s: int = 10
@@ -41,6 +45,7 @@ class HttpSettings:
             port=positive_int(env, "POWERCONTEXT_SERVER_PORT", 8000),
             max_body_bytes=positive_int(env, "POWERCONTEXT_SERVER_MAX_BODY_BYTES", 1_048_576),
             log_level=env.get("POWERCONTEXT_SERVER_LOG_LEVEL", "info").lower(),
+            log_format=env.get("POWERCONTEXT_SERVER_LOG_FORMAT", "text").lower(),
             workers=positive_int(env, "POWERCONTEXT_SERVER_WORKERS", 1),
             max_head_bytes=positive_int(env, "POWERCONTEXT_SERVER_MAX_HEAD_BYTES", 65_536),
             head_timeout_s=positive_int(env, "POWERCONTEXT_SERVER_HEAD_TIMEOUT_S", 10),
@@ -51,6 +56,10 @@ class HttpSettings:
         )
         if settings.log_level not in LOG_LEVELS:
             raise ConfigurationError(f"POWERCONTEXT_SERVER_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}.")
+        if settings.log_format not in LOG_FORMATS:
+            raise ConfigurationError(
+                f"POWERCONTEXT_SERVER_LOG_FORMAT must be one of {', '.join(LOG_FORMATS)}."
+            )
         # Connections beyond the requests in flight are what lets a health probe in during overload.
         if settings.max_connections <= settings.max_concurrent_requests:
             raise ConfigurationError(

@@ -16,6 +16,7 @@ from starlette.types import ASGIApp
 from powercontext_runtime import Settings, open_application
 
 from .allocator import keep_freed_memory
+from .logs import configure_logging
 from .settings import HttpSettings
 
 
@@ -24,6 +25,8 @@ def create_worker_app() -> ASGIApp:
     from .app import create_app
 
     keep_freed_memory()
+    http = HttpSettings.from_env()
+    configure_logging(http.log_level, http.log_format)  # a spawned worker starts with no handlers
     application = open_application(Settings.from_env())
     atexit.register(application.close)
-    return create_app(application, HttpSettings.from_env())
+    return create_app(application, http)

@@ -168,6 +168,20 @@ OPERATIONS: list[tuple[str, str, Request]] = [
         lambda w, s: ("POST", "/v1/topic-memory/search", {"scope_id": s, "query": "shared"}),
     ),
     ("list_candidates", "scope.read", lambda w, s: ("POST", "/v1/candidates/list", {"scope_id": s})),
+    (
+        "explain_prepare_context",
+        "scope.read",
+        # Topic Memory reads the target Scope alone; which references a prepare reads is tested below.
+        lambda w, s: (
+            "POST",
+            "/v1/context/prepare/explain",
+            {
+                "scope_id": s,
+                "query": "shared",
+                "assembly": {"sections": [{"family": "topic-memory", "limit": 1}]},
+            },
+        ),
+    ),
     ("get_profile", "scope.read", lambda w, s: ("POST", "/v1/profile/get", {"scope_id": s})),
     (
         "exact_read",
@@ -267,11 +281,13 @@ def test_missing_or_bad_token_is_401_with_bearer_challenge(world: World, credent
         assert client.get("/v1/capabilities").status_code == 200
 
 
-def prepare(client: httpx.Client, sections: list[dict[str, Any]] | None) -> httpx.Response:
+def prepare(
+    client: httpx.Client, sections: list[dict[str, Any]] | None, path: str = "/v1/context/prepare"
+) -> httpx.Response:
     body: dict[str, Any] = {"scope_id": "project:a", "query": "shared word", "max_bytes": 32768}
     if sections is not None:
         body["assembly"] = {"sections": sections, "show": ["recall_rank"]}
-    return client.post("/v1/context/prepare", json=body)
+    return client.post(path, json=body)
 
 
 MODES: dict[str, list[dict[str, Any]] | None] = {
@@ -291,12 +307,16 @@ MODES: dict[str, list[dict[str, Any]] | None] = {
 READS_REFERENCES = {"legacy", "memory", "experience", "profile", "all"}
 
 
+@pytest.mark.parametrize("path", ["/v1/context/prepare", "/v1/context/prepare/explain"])
 @pytest.mark.parametrize(("principal", "mode"), list(itertools.product(PRINCIPALS, MODES)))
-def test_prepare_needs_read_on_every_scope_it_will_read(world: World, principal: str, mode: str) -> None:
-    """RFC step 2: all or nothing; Topic Memory and `sections: []` read only the current Scope."""
+def test_prepare_needs_read_on_every_scope_it_will_read(
+    world: World, principal: str, mode: str, path: str
+) -> None:
+    """RFC step 2: all or nothing; Topic Memory and `sections: []` read only the current Scope.
+    The explain operation reads exactly what prepare reads, so it is allowed exactly as often."""
     needed = ["project:a", *(["project:b", "team:c"] if mode in READS_REFERENCES else [])]
     with world.client(principal) as client:
-        response = prepare(client, MODES[mode])
+        response = prepare(client, MODES[mode], path)
     if all(may(principal, "scope.read", s) for s in needed):
         assert response.status_code == 200, response.text
     else:

@@ -36,6 +36,7 @@ def test_proposal_is_pending_and_not_searchable_until_approved(http: httpx.Clien
     assert approved["state"] == "approved" and approved["version"] == 2
     assert approved["committed"] == {"family": "experience", "artifact_id": "experience-1", "revision": 1}
     hits = post(http, "/v1/experience/search", scope_id=scope_id, query="albatross").json()["hits"]
+    assert hits[0].pop("score") > 0
     assert hits == [
         {
             "artifact": approved["committed"],
@@ -225,6 +226,7 @@ def test_topics_are_created_revised_and_read_exactly(http: httpx.Client) -> None
     old = post(http, "/v1/topic-memory/get", scope_id=scope_id, artifact=first["artifact"]).json()
     assert old == first
     hits = post(http, "/v1/topic-memory/search", scope_id=scope_id, query="canary").json()["hits"]
+    assert hits[0].pop("score") > 0
     assert hits == [
         {
             "artifact": second["artifact"],

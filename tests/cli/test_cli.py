@@ -483,3 +483,32 @@ def test_installed_command_reports_an_api_error_and_exits_1(server: LiveServer) 
     assert process.returncode == 1
     assert process.stdout == ""
     assert process.stderr.startswith("powercontext: HTTP 404 scope_not_found: ")
+
+
+def test_prepare_explain_prints_the_receipt_as_a_table(cli: Run, server: LiveServer) -> None:
+    session(cli)
+    result = cli("prepare", "project:demo", QUERY, "--family", "memory:1", "--explain")
+    assert (result.code, result.err) == (0, "")
+    with PowerContextClient(server.base_url) as pc:
+        explained = pc.explain_prepare_context(
+            "project:demo", QUERY, assembly={"sections": [{"family": "memory", "limit": 1}]}
+        )
+    lines = result.text.splitlines()
+    assert lines[0] == f"status: ready, content_bytes: {explained.content_bytes}"
+    assert lines[1].split() == [
+        "family",
+        "rank",
+        "scope",
+        "artifact",
+        "revision",
+        "entry",
+        "bytes",
+        "body",
+        "result",
+    ]
+    rows = lines[2:]
+    assert len(rows) == len(explained.items) >= 2
+    assert rows[0].split()[:3] == ["memory", "1", "project:demo"] and rows[0].endswith("included")
+    assert rows[1].endswith("left out: limit")
+    as_json = cli("prepare", "project:demo", QUERY, "--family", "memory:1", "--explain", "--json").json
+    assert as_json == explained.model_dump(mode="json", by_alias=True)

@@ -13,13 +13,13 @@ from typing import Any
 
 import httpx
 import pytest
-from pydantic import ValidationError
 
 from powercontext_api import operations
 from powercontext_api.models import Assembly, PreparedContext
 from powercontext_client import (
     UNSET,
     AsyncPowerContextClient,
+    InvalidArgumentError,
     InvalidRequestError,
     NotFoundError,
     PowerContextClient,
@@ -88,7 +88,7 @@ async def test_async_prepare_sends_assembly_exactly_as_the_sync_client_does(
 async def test_async_prepare_rejects_an_out_of_range_max_bytes_before_sending() -> None:
     recorder = Recorder(reply(200, READY))
     async with recorder.async_client() as pc:
-        with pytest.raises(ValidationError):
+        with pytest.raises(InvalidArgumentError):
             await pc.prepare_context("project:demo", "q", max_bytes=100)
     assert recorder.requests == []
 
@@ -122,6 +122,7 @@ CALLS: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
     ("health_ready", (), {}),
     ("capabilities", (), {}),
     ("create_scope", ("project:demo",), {"title": "Demo", "context_references": ("team:a",)}),
+    ("create_scope", ("project:demo",), {"summary": "S", "exist_ok": True}),
     ("get_scope", ("project:a b",), {}),
     ("list_scopes", (), {"limit": 2, "cursor": "c"}),
     ("update_scope", ("project:demo",), {"expected_version": 1, "summary": ""}),
@@ -147,6 +148,7 @@ CALLS: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
     ("search_topics", ("project:demo", "q"), {"limit": 1}),
     ("get_topic", ("project:demo", TOPIC_REF), {}),
     ("prepare_context", ("project:demo", "q"), {"max_bytes": 4000, "assembly": {"sections": []}}),
+    ("explain_prepare_context", ("project:demo", "q"), {"assembly": {}}),
     ("call", (operations.GET_PROFILE, {"scope_id": "project:demo"}), {}),
     ("call", (operations.GET_ARTIFACT_REVISION,), {"path": {**EXPERIENCE_REF, "scope_id": "project:a b"}}),
 ]

@@ -19,7 +19,7 @@ from powercontext_api.models import (
     PreparedContext,
     ScopeDescriptor,
 )
-from powercontext_client import UNSET, PowerContextClient
+from powercontext_client import UNSET, InvalidArgumentError, PowerContextClient
 
 from .client_recorder import CITATION, EMPTY, ENTRY, READY, SCOPE, Recorder, reply
 
@@ -175,7 +175,7 @@ def test_prepare_returns_the_generated_model_with_content_unchanged() -> None:
 
 def test_prepare_rejects_an_out_of_range_max_bytes_before_sending() -> None:
     recorder = Recorder(reply(200, READY))
-    with recorder.client() as pc, pytest.raises(ValidationError):
+    with recorder.client() as pc, pytest.raises(InvalidArgumentError):
         pc.prepare_context("project:demo", "q", max_bytes=100)
     assert recorder.requests == []
 
@@ -224,9 +224,10 @@ def test_remember_batch_sends_strings_models_and_dicts_as_entries_in_order() -> 
 
 def test_remember_batch_refuses_an_invalid_entry_before_sending() -> None:
     recorder = Recorder(reply(200, {"citations": []}))
-    with recorder.client() as pc, pytest.raises(ValidationError) as raised:
+    with recorder.client() as pc, pytest.raises(InvalidArgumentError) as raised:
         pc.remember_batch("project:demo", ["fine", "  "])
-    assert raised.value.errors()[0]["loc"][:3] == ("entries", 1, "text")
+    assert isinstance(raised.value.__cause__, ValidationError)
+    assert raised.value.__cause__.errors()[0]["loc"][:3] == ("entries", 1, "text")
     assert recorder.requests == []
 
 
@@ -266,11 +267,11 @@ def test_list_entries_and_search_send_limit_and_cursor_only_when_given() -> None
         assert sent_json(recorder) == {"scope_id": "project:demo"}
         pc.list_memory_entries("project:demo", limit=2, cursor="abc")
         assert sent_json(recorder) == {"scope_id": "project:demo", "limit": 2, "cursor": "abc"}
-    recorder = Recorder(reply(200, {"hits": [{"citation": CITATION, "text": "x"}]}))
+    recorder = Recorder(reply(200, {"hits": [{"citation": CITATION, "text": "x", "score": 1.25}]}))
     with recorder.client() as pc:
         result = pc.search_memory("project:demo", "contract")
         assert recorder.last.content == b'{"scope_id":"project:demo","query":"contract"}'
-        assert result.hits[0].text == "x"
+        assert (result.hits[0].text, result.hits[0].score) == ("x", 1.25)
         pc.search_memory("project:demo", "contract", limit=3)
         assert sent_json(recorder)["limit"] == 3
 
@@ -322,7 +323,7 @@ def test_get_scope_and_list_scopes_send_no_body() -> None:
 
 def test_blank_scope_id_is_rejected_before_sending() -> None:
     recorder = Recorder(reply(200, SCOPE))
-    with recorder.client() as pc, pytest.raises(ValidationError):
+    with recorder.client() as pc, pytest.raises(InvalidArgumentError):
         pc.get_scope(" ")
     assert recorder.requests == []
 

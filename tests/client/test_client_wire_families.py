@@ -10,7 +10,6 @@ import json
 from typing import Any
 
 import pytest
-from pydantic import ValidationError
 
 from powercontext_api.models import (
     ArtifactRef,
@@ -19,12 +18,14 @@ from powercontext_api.models import (
     CandidateList,
     Experience,
     ExperienceFields,
+    ExperienceHit,
     ExperienceRef,
     ExperienceSearchResult,
     Topic,
     TopicRef,
     TopicSearchResult,
 )
+from powercontext_client import InvalidArgumentError
 
 from .client_recorder import ENTRY, Recorder, reply
 
@@ -112,7 +113,7 @@ def test_get_artifact_revision_rejects_bad_path_parts_before_sending(
     family: Any, artifact_id: str, revision: int
 ) -> None:
     recorder = Recorder(reply(200, {}))
-    with recorder.client() as pc, pytest.raises(ValidationError):
+    with recorder.client() as pc, pytest.raises(InvalidArgumentError):
         pc.get_artifact_revision("project:demo", family, artifact_id, revision)
     assert recorder.requests == []
 
@@ -151,13 +152,13 @@ def test_propose_experience_sends_artifact_id_only_when_given() -> None:
 
 def test_propose_experience_rejects_a_blank_field_before_sending() -> None:
     recorder = Recorder(reply(200, CANDIDATE))
-    with recorder.client() as pc, pytest.raises(ValidationError):
+    with recorder.client() as pc, pytest.raises(InvalidArgumentError):
         pc.propose_experience("project:demo", **{**FIELDS, "lesson": " \n"})
     assert recorder.requests == []
 
 
 def test_search_experience_sends_limit_only_when_given() -> None:
-    recorder = Recorder(reply(200, {"hits": [EXPERIENCE]}))
+    recorder = Recorder(reply(200, {"hits": [{**EXPERIENCE, "score": 0.5}]}))
     with recorder.client() as pc:
         result = pc.search_experience("project:demo", "contract change")
         assert recorder.last.url.path == "/v1/experience/search"
@@ -165,8 +166,9 @@ def test_search_experience_sends_limit_only_when_given() -> None:
         pc.search_experience("project:demo", "contract", limit=5)
         assert recorder.last.content == b'{"scope_id":"project:demo","query":"contract","limit":5}'
     assert isinstance(result, ExperienceSearchResult)
-    assert isinstance(result.hits[0], Experience)
+    assert isinstance(result.hits[0], ExperienceHit)
     assert result.hits[0].artifact.artifact_id == "experience-1"
+    assert result.hits[0].score == 0.5
 
 
 @pytest.mark.parametrize(
@@ -192,7 +194,7 @@ def test_get_experience_accepts_a_dict_or_either_model_and_sends_the_same_bytes(
 
 def test_get_experience_refuses_a_reference_of_another_family_before_sending() -> None:
     recorder = Recorder(reply(200, EXPERIENCE))
-    with recorder.client() as pc, pytest.raises(ValidationError):
+    with recorder.client() as pc, pytest.raises(InvalidArgumentError):
         pc.get_experience("project:demo", ArtifactRef.model_validate(TOPIC_REF))
     assert recorder.requests == []
 
@@ -239,7 +241,7 @@ def test_approved_candidate_exposes_the_committed_reference() -> None:
 
 def test_candidate_decision_refuses_a_version_below_one_before_sending() -> None:
     recorder = Recorder(reply(200, APPROVED))
-    with recorder.client() as pc, pytest.raises(ValidationError):
+    with recorder.client() as pc, pytest.raises(InvalidArgumentError):
         pc.approve_candidate("project:demo", "candidate-1", expected_version=0)
     assert recorder.requests == []
 
@@ -295,7 +297,7 @@ def test_put_topic_sends_only_the_fields_given_in_wire_order() -> None:
 
 
 def test_search_topics_sends_limit_only_when_given() -> None:
-    hit = {"artifact": TOPIC_REF, "title": "Releases", "summary": "s", "snippet": None}
+    hit = {"artifact": TOPIC_REF, "title": "Releases", "summary": "s", "snippet": None, "score": 2.0}
     recorder = Recorder(reply(200, {"hits": [hit]}))
     with recorder.client() as pc:
         result = pc.search_topics("project:demo", "releases")
@@ -304,7 +306,7 @@ def test_search_topics_sends_limit_only_when_given() -> None:
         pc.search_topics("project:demo", "releases", limit=1)
         assert sent(recorder)["limit"] == 1
     assert isinstance(result, TopicSearchResult)
-    assert result.hits[0].snippet is None
+    assert (result.hits[0].snippet, result.hits[0].score) == (None, 2.0)
 
 
 @pytest.mark.parametrize(

@@ -38,14 +38,15 @@ def test_guide_example_from_candidates() -> None:
 
 
 def test_body_cap_is_2000_bytes_after_escaping() -> None:
-    """Each TAB becomes 6 visible bytes, so 400 TABs (2400 bytes escaped) must be cut."""
+    """Each TAB becomes 6 visible bytes, so 400 TABs (2400 bytes escaped) must be cut (a word
+    first: a body of whitespace alone is blank, and cleaning drops it)."""
     built = build_text_context(
-        {"memory": [memory(1, "\t" * 400)]}, AssemblyOptions((Section("memory", 1),)), 32768
+        {"memory": [memory(1, "x" + "\t" * 400)]}, AssemblyOptions((Section("memory", 1),)), 32768
     )
     content = built.result.content
     assert content is not None
     body = content.split(">     ", 1)[1].split("\n\n" + END)[0]
-    assert body == "\\u0009" * 332 + "…"  # 332 * 6 = 1992 bytes; one more escape would pass 1997
+    assert body == "x" + "\\u0009" * 332 + "…"  # 1 + 332 * 6 = 1993 bytes; one more escape would pass 1997
     assert "    Truncated: yes" in content
 
 

@@ -1,6 +1,7 @@
 """PreparedContextBuilder for assembly requests: sections in request order, limits, byte budget.
 
-Section order is budget priority: each family fits its candidates, in recall order, into what the
+Each family's pool is cleaned first (blank bodies and repeated identities dropped); recall ranks
+count the cleaned pool. Section order is budget priority: each family fits its candidates, in recall order, into what the
 earlier families left, until it has included `limit` entries or run out. Candidates that do not
 fit are skipped and later, shorter ones still tried. Byte accounting is incremental: every entry's
 cost is the size of the exact strings the renderer returns, so the document is their concatenation.
@@ -15,6 +16,7 @@ from ..models import PreparedContext
 from ..recall.pools import Candidate, Origin
 from .budget import MIN_TRUNCATED_BODY_BYTES, fit_body
 from .markdown import FRAME_BYTES, document, entry_text, metadata_block, quote_body, section_heading
+from .receipt import Considered, clean, left_out, skip_reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,10 +34,12 @@ class AssemblyOptions:
 
 @dataclass(frozen=True, slots=True)
 class BuiltContext:
-    """The response and the exact origins of the entries it includes, in output order."""
+    """The response, the exact origins of the entries it includes (in output order), and the
+    receipt: every candidate of the families asked for, section by section."""
 
     result: PreparedContext
     origins: tuple[Origin, ...]
+    receipt: tuple[Considered, ...] = ()
 
 
 def _size(text: str) -> int:
@@ -45,16 +49,19 @@ def _size(text: str) -> int:
 def build_text_context(
     pools: Mapping[str, Sequence[Candidate]], options: AssemblyOptions, max_bytes: int
 ) -> BuiltContext:
-    """`pools` maps a family to its cleaned candidates in recall order (recall_rank = position + 1)."""
+    """`pools` maps a family to its recalled candidates in recall order, not yet cleaned."""
     used = FRAME_BYTES
     parts: list[str] = []
     origins: list[Origin] = []
+    receipt: list[Considered] = []
     for section in options.sections:
         heading = section_heading(section.family)
         heading_bytes = _size(heading)
         included = 0
-        for rank, candidate in enumerate(pools.get(section.family, ()), start=1):
+        pool, dropped = clean(pools.get(section.family, ()))
+        for rank, candidate in enumerate(pool, start=1):
             if included == section.limit:
+                receipt.extend(left_out(pool[rank - 1 :], rank, "limit"))
                 break
             lead = heading_bytes if included == 0 else 0
             number = included + 1
@@ -70,20 +77,24 @@ def build_text_context(
             }
             frame = {t: _size(entry_text(section.family, number, m, "")) for t, m in metadata.items()}
             room = max_bytes - used - lead
-            if room - frame[False] < 1 and room - frame[True] < MIN_TRUNCATED_BODY_BYTES:
-                continue  # neither a whole body (≥ 1 byte) nor a cut (≥ the floor) fits: skip the escaping
-            body = quote_body(candidate.body)
-            fitted = fit_body(
-                body.quoted, body.cost, body.pieces, room - frame[False], room - frame[True], body.cut
-            )
+            room_full, room_truncated = room - frame[False], room - frame[True]
+            fitted = None
+            # Neither a whole body (≥ 1 byte) nor a cut (≥ the floor) fits: skip the escaping.
+            if room_full >= 1 or room_truncated >= MIN_TRUNCATED_BODY_BYTES:
+                body = quote_body(candidate.body)
+                fitted = fit_body(body.quoted, body.cost, body.pieces, room_full, room_truncated, body.cut)
             if fitted is None:
+                receipt.append(Considered(candidate, rank, skip_reason(room_full, room_truncated)))
                 continue
             if included == 0:
                 parts.append(heading)
             parts.append(entry_text(section.family, number, metadata[fitted.truncated], fitted.text))
-            used += lead + frame[fitted.truncated] + fitted.rendered_bytes
+            added = lead + frame[fitted.truncated] + fitted.rendered_bytes
+            used += added
             included += 1
             origins.append(candidate.origin)
+            receipt.append(Considered(candidate, rank, None, added, fitted.truncated))
+        receipt.extend(dropped)
     if not origins:
-        return BuiltContext(PreparedContext.empty(), ())
-    return BuiltContext(PreparedContext("ready", document(parts)), tuple(origins))
+        return BuiltContext(PreparedContext.empty(), (), tuple(receipt))
+    return BuiltContext(PreparedContext("ready", document(parts)), tuple(origins), tuple(receipt))

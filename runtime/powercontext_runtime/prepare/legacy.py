@@ -14,7 +14,9 @@ from typing import Any
 from ..models import PreparedContext
 from ..recall.pools import Candidate, Origin
 from .budget import BodyCost, Piece, fit_body
+from .builder import BuiltContext
 from .notice import TRUST_NOTICE
+from .receipt import Considered, clean, skip_reason
 
 BEGIN_MARKER = "BEGIN_POWERCONTEXT_PREPARED_CONTEXT_V1"
 END_MARKER = "END_POWERCONTEXT_PREPARED_CONTEXT_V1"
@@ -60,11 +62,14 @@ def legacy_order(
     memory: Sequence[Candidate],
     topics: Sequence[Candidate] = (),
     experience: Sequence[Candidate] = (),
-) -> list[tuple[Candidate, str | None]]:
-    """Memory[0], Topic[0], Experience[0], Memory[1], …; `kind` is None for Memory items."""
-    ordered: list[tuple[Candidate, str | None]] = []
-    for m, t, e in zip_longest(memory, topics, experience[:MAX_EXPERIENCE]):
-        ordered.extend((c, kind) for c, kind in ((m, None), (t, "topic-memory"), (e, "experience")) if c)
+) -> list[tuple[Candidate, str | None, int]]:
+    """Memory[0], Topic[0], Experience[0], Memory[1], …, each with its kind (None for Memory) and
+    its recall rank in its own pool."""
+    ordered: list[tuple[Candidate, str | None, int]] = []
+    for rank, (m, t, e) in enumerate(zip_longest(memory, topics, experience[:MAX_EXPERIENCE]), start=1):
+        ordered.extend(
+            (c, kind, rank) for c, kind in ((m, None), (t, "topic-memory"), (e, "experience")) if c
+        )
     return ordered
 
 
@@ -74,32 +79,62 @@ def prepare_legacy(
     topics: Sequence[Candidate] = (),
     experience: Sequence[Candidate] = (),
 ) -> PreparedContext:
+    return build_legacy_context(memory, max_bytes, topics, experience).result
+
+
+def build_legacy_context(
+    memory: Sequence[Candidate],
+    max_bytes: int,
+    topics: Sequence[Candidate] = (),
+    experience: Sequence[Candidate] = (),
+) -> BuiltContext:
+    """The legacy output from recalled pools (not yet cleaned), with its receipt in item order."""
+    (memory, dropped_memory), (topics, dropped_topics), (experience, dropped_experience) = (
+        clean(memory),
+        clean(topics),
+        clean(experience),
+    )
     remaining = max_bytes - _FRAME_BYTES
     items: list[str] = []
-    for candidate, kind in legacy_order(memory, topics, experience):
+    origins: list[Origin] = []
+    receipt: list[Considered] = []
+    for candidate, kind, rank in legacy_order(memory, topics, experience):
         if len(items) == MAX_ITEMS:
-            break
+            receipt.append(Considered(candidate, rank, "limit"))
+            continue
         head = '{"citation":' + _json(legacy_citation(candidate.origin, candidate.from_current_scope))
         head += ',"content":'
         tail_kind = f',"kind":{_json(kind)}}}' if kind else "}"
         tail_full = ',"truncated":false' + tail_kind
         tail_cut = ',"truncated":true' + tail_kind
         room = remaining - (1 if items else 0) - len(head.encode("utf-8")) - 2  # 2: the body's quotes
+        room_full, room_truncated = (
+            room - len(tail_full.encode("utf-8")),
+            room - len(tail_cut.encode("utf-8")),
+        )
         body = candidate.body
         cost = BodyCost(len(body.encode("utf-8")), len(_json(body).encode("utf-8")) - 2)
         fitted = fit_body(
             body,
             cost,
             lambda body=body: _json_pieces(body),  # type: ignore[misc]
-            room - len(tail_full.encode("utf-8")),
-            room - len(tail_cut.encode("utf-8")),
+            room_full,
+            room_truncated,
         )
         if fitted is None:
+            receipt.append(Considered(candidate, rank, skip_reason(room_full, room_truncated)))
             continue
         item = head + _json(fitted.text) + (tail_cut if fitted.truncated else tail_full)
-        remaining -= (1 if items else 0) + len(item.encode("utf-8"))
+        added = (1 if items else 0) + len(item.encode("utf-8"))
+        remaining -= added
         items.append(item)
+        origins.append(candidate.origin)
+        receipt.append(Considered(candidate, rank, None, added, fitted.truncated))
+    receipt.extend(
+        Considered(c, rank, "limit") for rank, c in enumerate(experience[MAX_EXPERIENCE:], MAX_EXPERIENCE + 1)
+    )
+    receipt.extend([*dropped_memory, *dropped_topics, *dropped_experience])
     if not items:
-        return PreparedContext.empty()
+        return BuiltContext(PreparedContext.empty(), (), tuple(receipt))
     content = _HEAD + ",".join(items) + _TAIL
-    return PreparedContext("ready", content)
+    return BuiltContext(PreparedContext("ready", content), tuple(origins), tuple(receipt))

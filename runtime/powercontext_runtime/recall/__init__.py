@@ -1,8 +1,8 @@
-"""Recall: from a query to bounded, ordered, cleaned candidate pools, one per family.
+"""Recall: from a query to bounded, ordered candidate pools, one per family.
 
 `tokens` turns text into the tokens and queries that indexing and searching share, `bm25` is the
 full-text index every backend keeps and ranks the same way, `pools` holds the candidate values and
-the pool rules (interleaving across Scopes, caps, exact dedupe), and `families` recalls each
+the pool rules (interleaving across Scopes, caps; prepare drops blanks and repeats), and `families` recalls each
 family of a Scope and its Context References through the store.
 """
 
@@ -20,7 +20,7 @@ from .families import (
     text_topic_body,
     topic_hit,
 )
-from .pools import Candidate, Origin, clean_pool, interleave, interleave_takes
+from .pools import Candidate, Origin, interleave, interleave_takes
 from .tokens import MAX_QUERY_TERMS, SearchQuery, parse_query
 
 __all__ = [
@@ -31,7 +31,6 @@ __all__ = [
     "Candidate",
     "Origin",
     "SearchQuery",
-    "clean_pool",
     "document_terms",
     "interleave",
     "interleave_takes",

@@ -4,7 +4,7 @@ Each head document (a live Memory entry version, an approved Experience head, a 
 stored as postings: (Scope, family, term, document, term frequency), with the document's length
 and each Scope's totals; a term's document frequency is counted from its postings. Ranking is
 Okapi BM25 over those numbers,
-computed here in one vectorised function (`top_documents`) whatever the database, rounded, with
+computed here in one vectorised function (`scored_documents`) whatever the database, rounded, with
 ties broken by the newer document. SQLite and OceanBase therefore return the same order for the
 same data, which their own full-text rankers would not. The store keeps the postings of the terms
 queried so far in memory (`store/search_mirror.py`), so a query costs a few array operations.
@@ -121,8 +121,18 @@ def top_documents(
     weighted: Sequence[tuple[TermPostings, npt.NDArray[np.float64]]],
     limit: int,
 ) -> list[int]:
-    """Keys of the `limit` best live documents, best first; ties go to the larger key.
+    """Keys of the `limit` best live documents, best first: `scored_documents` without the scores."""
+    return [key for key, _ in scored_documents(documents, weighted, limit)]
 
+
+def scored_documents(
+    documents: Documents,
+    weighted: Sequence[tuple[TermPostings, npt.NDArray[np.float64]]],
+    limit: int,
+) -> list[tuple[int, float]]:
+    """(key, score) of the `limit` best live documents, best first; ties go to the larger key.
+
+    The score is the rounded sum the order compares, so search answers it the same on every backend.
     `weighted` holds each matching query term's postings and their `contributions`, in query
     order. Every backend ranks through this one function, so the order cannot differ between
     them. Each score is float64 summed term by term in query order; scores are rounded as numpy
@@ -157,15 +167,15 @@ def top_documents(
         matched, rounded = matched[kept], rounded[kept]
     keys = documents.keys[matched]
     order = np.lexsort((-keys, -rounded))[:limit]
-    return [int(key) for key in keys[order]]
+    return list(zip(keys[order].tolist(), rounded[order].tolist(), strict=True))
 
 
 def _top_few(
     documents: Documents,
     weighted: Sequence[tuple[TermPostings, npt.NDArray[np.float64]]],
     limit: int,
-) -> list[int]:
-    """`top_documents` for a few postings: the same additions in the same order (0.0 + the first
+) -> list[tuple[int, float]]:
+    """`scored_documents` for a few postings: the same additions in the same order (0.0 + the first
     term's contribution + the next ...), and numpy's rounding, with Python floats."""
     scores: dict[int, float] = {}
     for postings, added in weighted:
@@ -179,4 +189,4 @@ def _top_few(
         if rounded > 0.0 and (alive is None or alive[slot]):
             ranked.append((-rounded, -int(keys[slot])))
     ranked.sort()
-    return [-key for _, key in ranked[:limit]]
+    return [(-key, -score) for score, key in ranked[:limit]]

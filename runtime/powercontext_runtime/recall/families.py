@@ -1,4 +1,5 @@
-"""Recall: per-Scope searches turned into bounded, ordered, cleaned candidate pools per family.
+"""Recall: per-Scope searches turned into bounded, ordered candidate pools per family (prepare
+cleans them: `prepare/receipt.py`).
 
 Memory and Experience search the current Scope and then each Context Reference in configured
 order, keep each Scope's hit order, interleave, and cap the merged pool (16 and 8). Topic Memory
@@ -23,7 +24,7 @@ from ..models import (
     Topic,
     TopicHit,
 )
-from .pools import Candidate, Origin, clean_pool, interleave
+from .pools import Candidate, Origin, interleave
 from .tokens import SearchQuery, first_match
 
 if TYPE_CHECKING:  # the store imports tokens, bm25 and pools from this package: no import at run time
@@ -90,7 +91,7 @@ def recall_memory(store: Store, scope: Scope, query: SearchQuery) -> list[Candid
         ]
         for scope_id, hits in zip(scope_ids, per_scope, strict=True)
     ]
-    return clean_pool(interleave(pools, MEMORY_POOL))
+    return interleave(pools, MEMORY_POOL)
 
 
 def recall_experience(store: Store, scope: Scope, query: SearchQuery) -> list[Candidate]:
@@ -100,26 +101,22 @@ def recall_experience(store: Store, scope: Scope, query: SearchQuery) -> list[Ca
         [Candidate(_origin(scope_id, e.ref), e.fields.body, scope_id == scope.scope_id) for e in hits]
         for scope_id, hits in zip(scope_ids, per_scope, strict=True)
     ]
-    return clean_pool(interleave(pools, EXPERIENCE_POOL))
+    return interleave(pools, EXPERIENCE_POOL)
 
 
 def recall_topics(store: Store, scope: Scope, query: SearchQuery, body: TopicBody) -> list[Candidate]:
     topics = store.search_topics(scope.scope_id, query, TOPIC_POOL)
-    return clean_pool(
-        [Candidate(_origin(scope.scope_id, t.ref), body(topic_hit(t, query)), True) for t in topics]
-    )
+    return [Candidate(_origin(scope.scope_id, t.ref), body(topic_hit(t, query)), True) for t in topics]
 
 
 def recall_profiles(store: Store, scope: Scope) -> list[Candidate]:
     scope_ids = [scope.scope_id, *scope.context_references]
     snapshots = store.latest_profiles(scope_ids)
-    return clean_pool(
-        [
-            Candidate(_origin(scope_id, s.ref), s.content, scope_id == scope.scope_id)
-            for scope_id, s in zip(scope_ids, snapshots, strict=True)
-            if s is not None
-        ]
-    )
+    return [
+        Candidate(_origin(scope_id, s.ref), s.content, scope_id == scope.scope_id)
+        for scope_id, s in zip(scope_ids, snapshots, strict=True)
+        if s is not None
+    ]
 
 
 def recall_text_pools(

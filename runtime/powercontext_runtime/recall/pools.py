@@ -56,15 +56,3 @@ def interleave_takes(lengths: Sequence[int], cap: int) -> list[int]:
                 takes[i] += 1
                 remaining -= 1
     return takes
-
-
-def clean_pool(pool: Sequence[Candidate]) -> list[Candidate]:
-    """Drop candidates without a body and repeats of an exact identity, keeping first occurrences."""
-    seen: set[Origin] = set()
-    kept: list[Candidate] = []
-    for candidate in pool:
-        if not candidate.body.strip() or candidate.origin in seen:
-            continue
-        seen.add(candidate.origin)
-        kept.append(candidate)
-    return kept

@@ -10,12 +10,13 @@ from ..models import (
     ArtifactRef,
     ArtifactRevision,
     CandidateRecord,
-    Experience,
     MemoryCitation,
     MemoryEntry,
     MemoryHit,
     ProfileSnapshot,
     Proposal,
+    RankedExperience,
+    RankedTopic,
     Scope,
     Topic,
 )
@@ -125,10 +126,10 @@ class Store(Protocol):
 
     def search_experience(
         self, scope_ids: Sequence[str], query: SearchQuery, limit: int, merge_cap: int | None = None
-    ) -> list[list[Experience]]:
+    ) -> list[list[RankedExperience]]:
         """Per Scope, approved Experience heads in retrieval order; `merge_cap` as for Memory."""
 
-    def search_topics(self, scope_id: str, query: SearchQuery, limit: int) -> list[Topic]: ...
+    def search_topics(self, scope_id: str, query: SearchQuery, limit: int) -> list[RankedTopic]: ...
 
     def latest_profiles(self, scope_ids: Sequence[str]) -> list[ProfileSnapshot | None]:
         """Per Scope, the latest committed Profile snapshot or None."""

@@ -11,13 +11,14 @@ the target empty, as it was.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 
 from ..errors import PowerContextError
 from .backends import Backend
 from .conn import Conn
+from .progress import Progress
 from .sql_store import SqlStore
 
 # Parents before children, as the foreign keys require. A table the schema gains must be added
@@ -62,7 +63,7 @@ class CopyReport:
     seconds: float
 
 
-def copy_store(source: Backend, target: Backend, progress: Callable[[str], None] | None = None) -> CopyReport:
+def copy_store(source: Backend, target: Backend, progress: Progress | None = None) -> CopyReport:
     """Copy all of `source` into the empty `target`; both are brought to the current schema first."""
     for backend in (source, target):
         SqlStore(backend).close()  # applies any pending migration, then lets go
@@ -123,13 +124,15 @@ def _copy_tables(
     writer: Conn,
     target: Backend,
     failures: tuple[type[Exception], ...],
-    progress: Callable[[str], None] | None,
+    progress: Progress | None,
 ) -> dict[str, int]:
     copied: dict[str, int] = {}
     pending = 0
     target.begin(writer, write=True)
     try:
         for table in TABLES:
+            if progress is not None:
+                progress.stage(table, reader.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
             cursor = reader.stream(f"SELECT * FROM {table}")
             columns = [str(d[0]) for d in cursor.description]
             insert = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
@@ -138,12 +141,12 @@ def _copy_tables(
                 writer.executemany(insert, batch)
                 copied[table] += len(batch)
                 pending += len(batch)
+                if progress is not None:
+                    progress.advance(len(batch))
                 if pending >= COMMIT_ROWS:
                     target.commit(writer)
                     target.begin(writer, write=True)
                     pending = 0
-            if progress is not None:
-                progress(f"{table}: {copied[table]} rows")
         target.commit(writer)
     except BaseException as exc:
         with suppress(*target.errors):

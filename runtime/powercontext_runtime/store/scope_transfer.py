@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from ..errors import PowerContextError, RetrievalUnavailable
 from ..models import EXPERIENCE_FAMILY, PROFILE_FAMILY, TOPIC_FAMILY, ArtifactRef
@@ -41,6 +41,7 @@ from .artifacts import SEARCHED_FAMILIES, decode_artifact, decode_proposal, sear
 from .backends import Backend
 from .clock import now
 from .conn import Conn
+from .progress import Progress
 from .sql_store import SqlStore
 
 FORMAT = "powercontext.scope-export"
@@ -67,14 +68,6 @@ class TransferFailed(PowerContextError):
 
     def __init__(self, cause: Exception) -> None:
         super().__init__(f"{type(cause).__name__}: {cause}")
-
-
-class Progress(Protocol):
-    """Where the rows go by: a stage (its name, how many rows it will count), then its advances."""
-
-    def stage(self, name: str, total: int) -> None: ...
-
-    def advance(self, rows: int) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from ..recall.bm25 import Documents, TermPostings, contributions, length_norms, term_gains, top_documents
+from ..recall.bm25 import Documents, TermPostings, contributions, length_norms, scored_documents, term_gains
 
 # About 16 bytes a posting (slot, term frequency, cached contribution): 32M postings is some
 # 512 MiB of arrays before eviction starts.
@@ -239,8 +239,8 @@ class FamilyMirror:
         limit: int,
         borrowed: Mapping[str, TermPostings],
         alive: npt.NDArray[np.bool_] | None = None,
-    ) -> list[int]:
-        """The best `limit` documents' keys; `alive` ranks as of an older generation."""
+    ) -> list[tuple[int, float]]:
+        """The best `limit` documents' keys with their scores; `alive` ranks as of an older generation."""
         count = self._count
         if count == 0 or average_length <= 0.0:
             return []
@@ -262,7 +262,7 @@ class FamilyMirror:
         if alive is None and self._dead:
             alive = self._alive[:count]
         documents = Documents(self._keys[:count], self._lengths[:count], alive)
-        return top_documents(documents, weighted, limit)
+        return scored_documents(documents, weighted, limit)
 
 
 class SearchMirror:

@@ -136,8 +136,8 @@ def _marks(values: Sequence[object]) -> str:
 
 def ranked(
     conn: Conn, mirror: SearchMirror, scope_keys: Sequence[int], family: str, terms: Sequence[str], limit: int
-) -> dict[int, list[int]]:
-    """The best `doc_key`s of each Scope's family, best first.
+) -> dict[int, list[tuple[int, float]]]:
+    """The best `doc_key`s of each Scope's family with their scores, best first.
 
     The caller holds `mirror.lock`. A transaction begun after taking it sees everything the mirror
     has replayed; one begun earlier (inside `Store.reading()`) may not, and ranks as of its own
@@ -153,7 +153,7 @@ def ranked(
             (family, *scope_keys),
         )
     }
-    found: dict[int, list[int]] = {}
+    found: dict[int, list[tuple[int, float]]] = {}
     for scope_key in scope_keys:
         generation, documents, total_length = stats.get(scope_key, (0, 0, 0))
         if documents == 0:

@@ -31,6 +31,8 @@ from ..models import (
     MemoryHit,
     ProfileSnapshot,
     Proposal,
+    RankedExperience,
+    RankedTopic,
     Scope,
     Topic,
 )
@@ -272,13 +274,15 @@ class SqlStore:
                 conn, scope_ids, scope_rows, MEMORY_FAMILY, terms, limit, merge_cap
             )
             release_mirror()
-            versions = memory.head_versions(conn, [k for ks in ranked for k in ks])
+            versions = memory.head_versions(conn, [k for ks in ranked for k, _ in ks])
         return [
             [
                 MemoryHit(
-                    MemoryCitation(scope_rows[scope_id][1], versions[k][0], versions[k][1]), versions[k][2]
+                    MemoryCitation(scope_rows[scope_id][1], versions[k][0], versions[k][1]),
+                    versions[k][2],
+                    score,
                 )
-                for k in keys
+                for k, score in keys
                 if k in versions
             ]
             for scope_id, keys in zip(scope_ids, ranked, strict=True)
@@ -286,13 +290,20 @@ class SqlStore:
 
     def search_experience(
         self, scope_ids: Sequence[str], query: SearchQuery, limit: int, merge_cap: int | None = None
-    ) -> list[list[Experience]]:
+    ) -> list[list[RankedExperience]]:
         found = self._search_heads(scope_ids, EXPERIENCE_FAMILY, query, limit, merge_cap)
-        return [[a for a in hits if isinstance(a, Experience)] for hits in found]
+        return [
+            [RankedExperience(a.ref, a.fields, score) for a, score in hits if isinstance(a, Experience)]
+            for hits in found
+        ]
 
-    def search_topics(self, scope_id: str, query: SearchQuery, limit: int) -> list[Topic]:
+    def search_topics(self, scope_id: str, query: SearchQuery, limit: int) -> list[RankedTopic]:
         found = self._search_heads([scope_id], TOPIC_FAMILY, query, limit)[0]
-        return [a for a in found if isinstance(a, Topic)]
+        return [
+            RankedTopic(a.ref, a.title, a.summary, a.detail, score)
+            for a, score in found
+            if isinstance(a, Topic)
+        ]
 
     def _search_heads(
         self,
@@ -301,7 +312,7 @@ class SqlStore:
         query: SearchQuery,
         limit: int,
         merge_cap: int | None = None,
-    ) -> list[list[Experience | ProfileSnapshot | Topic]]:
+    ) -> list[list[tuple[Experience | ProfileSnapshot | Topic, float]]]:
         terms = query_terms(query)
         if not terms:
             return [[] for _ in scope_ids]
@@ -309,8 +320,8 @@ class SqlStore:
             scope_rows = scopes.keys_by_id(conn, scope_ids)
             ranked = self._ranked_per_scope(conn, scope_ids, scope_rows, family, terms, limit, merge_cap)
             release_mirror()
-            heads = artifacts.head_documents(conn, family, [k for ks in ranked for k in ks])
-        return [[heads[k] for k in keys if k in heads] for keys in ranked]
+            heads = artifacts.head_documents(conn, family, [k for ks in ranked for k, _ in ks])
+        return [[(heads[k], score) for k, score in keys if k in heads] for keys in ranked]
 
     def _ranked_per_scope(
         self,
@@ -321,8 +332,9 @@ class SqlStore:
         terms: Sequence[str],
         limit: int,
         merge_cap: int | None,
-    ) -> list[list[int]]:
-        """Each Scope's ranked `doc_key`s, in `scope_ids` order, cut to `merge_cap`'s takes."""
+    ) -> list[list[tuple[int, float]]]:
+        """Each Scope's ranked `doc_key`s with their scores, in `scope_ids` order, cut to
+        `merge_cap`'s takes."""
         found = sql_search.ranked(
             conn, self._search, [key for key, _ in scope_rows.values()], family, terms, limit
         )

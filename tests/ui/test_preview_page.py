@@ -1,0 +1,215 @@
+"""The prepare preview page `/ui/` in headless Chromium (Debian's package, driven by Playwright).
+
+The page is used as a person would: pick a Scope, type a query, set sections, limits and the
+budget, press Prepare. What it shows must be the API's answer for the same body, byte for byte,
+and its receipt table must list the API's receipt. A screenshot of each run is kept in
+`tests/ui/artifacts/` (ignored by git) for a human to look at.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from powercontext_runtime import Settings
+
+from ..api.helpers import new_scope, remember
+from ..conftest import LiveServer
+
+CHROMIUM = os.environ.get("POWERCONTEXT_TEST_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+TOKEN = "ui-test-secret-token"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """A missing Chromium is a failure, not a skip: `make test` installs it (make chromium)."""
+    assert Path(CHROMIUM).exists(), f"no Chromium at {CHROMIUM}: run `make chromium`"
+    with sync_playwright() as playwright:
+        # --no-sandbox: CI runs as root, where Chromium's sandbox cannot start.
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1280, "height": 1600})
+    opened = context.new_page()
+    errors: list[str] = []
+    opened.on("pageerror", lambda error: errors.append(str(error)))
+    # An error answer the test asks for is logged as a failed load; anything else (a CSP refusal,
+    # a script error) is a failure of the page.
+    opened.on(
+        "console",
+        lambda message: (
+            errors.append(message.text)
+            if message.type == "error"
+            and not message.text.startswith("Failed to load resource: the server responded")
+            else None
+        ),
+    )
+    yield opened
+    ARTIFACTS.mkdir(exist_ok=True)
+    opened.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"), full_page=True)
+    context.close()
+    assert errors == [], errors
+
+
+def seed(http: httpx.Client) -> str:
+    scope_id = new_scope(http, "ui")
+    for i in range(6):
+        remember(
+            http, scope_id, f"Preview fact {i}: the ui gateway deploys on day {i}. " + "detail " * (25 * i)
+        )
+    remember(http, scope_id, 'Hostile <script>alert("x")</script> & <b>bold</b> ui gateway text')
+    return scope_id
+
+
+def shown(page: Page) -> tuple[str, list[list[str]]]:
+    content = page.locator("#content").text_content() or ""
+    rows = [
+        [cell.strip() for cell in row.locator("td").all_text_contents()]
+        for row in page.locator("#receipt tbody tr").all()
+    ]
+    return content, rows
+
+
+def expected_rows(explained: dict[str, Any]) -> list[list[str]]:
+    rows = []
+    for item in explained["items"]:
+        if item["included"]:
+            result = "included, truncated" if item["truncated"] else "included"
+        else:
+            result = f"left out: {item['reason']}"
+        rank = "-" if item["recall_rank"] is None else str(item["recall_rank"])
+        version = item.get("entry_version_id", "-")
+        rows.append(
+            [
+                item["family"],
+                rank,
+                item["scope_id"],
+                item["artifact_id"],
+                str(item["revision"]),
+                version,
+                str(item["bytes"]),
+                str(item["body_bytes"]),
+                result,
+            ]
+        )
+    return rows
+
+
+def test_the_page_shows_the_exact_prepared_text_and_its_receipt(page: Page, tmp_path: Path) -> None:
+    server = LiveServer(Settings(database_url=f"sqlite:///{tmp_path / 'ui.sqlite3'}"))
+    server.start()
+    try:
+        with httpx.Client(base_url=server.base_url) as http:
+            scope_id = seed(http)
+            page.goto(server.base_url + "/ui")  # redirects to /ui/
+            page.wait_for_selector("body[data-ready='true']")
+            page.select_option("#scope", scope_id)
+            page.fill("#query", "ui gateway deploys hostile")
+            page.fill("#max-bytes", "1500")
+            # Memory at 3, Experience off, Topic Memory at 2, on and moved above Memory; show recall rank.
+            page.fill("[aria-label='memory limit']", "3")
+            page.fill("[aria-label='topic-memory limit']", "2")
+            page.uncheck("[aria-label='use experience']")
+            page.check("[aria-label='use topic-memory']")
+            page.click("[aria-label='move topic-memory up']")
+            page.click("[aria-label='move topic-memory up']")
+            page.click("[aria-label='move topic-memory up']")
+            page.check("#show-recall-rank")
+            page.click("#prepare")
+            page.wait_for_selector("#result:not([hidden])")
+
+            body = {
+                "scope_id": scope_id,
+                "query": "ui gateway deploys hostile",
+                "max_bytes": 1500,
+                "assembly": {
+                    "sections": [{"family": "topic-memory", "limit": 2}, {"family": "memory", "limit": 3}],
+                    "show": ["recall_rank"],
+                },
+            }
+            prepared = http.post("/v1/context/prepare", json=body).json()
+            explained = http.post("/v1/context/prepare/explain", json=body).json()
+        content, rows = shown(page)
+        assert prepared["status"] == "ready"
+        assert content == prepared["content"]
+        assert page.locator("#content-bytes").text_content() == f"(ready, {prepared['content_bytes']} bytes)"
+        assert rows == expected_rows(explained)
+        assert any(row[-1].startswith("left out") for row in rows)
+        # The hostile body is shown as text, never made into elements.
+        assert page.locator("#content script, #content b").count() == 0
+    finally:
+        server.stop()
+
+
+def test_legacy_mode_and_errors(page: Page, tmp_path: Path) -> None:
+    server = LiveServer(Settings(database_url=f"sqlite:///{tmp_path / 'ui-legacy.sqlite3'}"))
+    server.start()
+    try:
+        with httpx.Client(base_url=server.base_url) as http:
+            scope_id = seed(http)
+            page.goto(server.base_url + "/ui/")
+            page.wait_for_selector("body[data-ready='true']")
+            page.select_option("#scope", scope_id)
+            page.fill("#query", "ui gateway")
+            page.check("#legacy")
+            page.click("#prepare")
+            page.wait_for_selector("#result:not([hidden])")
+            legacy = http.post(
+                "/v1/context/prepare", json={"scope_id": scope_id, "query": "ui gateway"}
+            ).json()
+            assert shown(page)[0] == legacy["content"]
+            # A body the contract refuses shows the error envelope's code and message.
+            page.uncheck("#legacy")
+            page.fill("[aria-label='memory limit']", "9")
+            page.evaluate("document.getElementById('request').noValidate = true")
+            page.click("#prepare")
+            page.wait_for_selector("#status.error")
+            assert "422 invalid_request" in (page.locator("#status").text_content() or "")
+    finally:
+        server.stop()
+
+
+def test_the_page_works_with_access_enforced(page: Page, tmp_path: Path) -> None:
+    settings = Settings(database_url=f"sqlite:///{tmp_path / 'ui-access.sqlite3'}", auth_token=TOKEN)
+    server = LiveServer(settings)
+    server.start()
+    try:
+        with httpx.Client(base_url=server.base_url, headers={"Authorization": f"Bearer {TOKEN}"}) as http:
+            scope_id = seed(http)
+            page.goto(server.base_url + "/ui/")
+            page.wait_for_selector("body[data-ready='true']")
+            assert "401" in (page.locator("#status").text_content() or "")  # no token typed yet
+            page.fill("#token", TOKEN)
+            page.click("#load-scopes")
+            page.wait_for_selector(f"#scope option[value='{scope_id}']", state="attached")
+            page.select_option("#scope", scope_id)
+            page.fill("#query", "ui gateway")
+            page.click("#prepare")
+            page.wait_for_selector("#result:not([hidden])")
+            body = {
+                "scope_id": scope_id,
+                "query": "ui gateway",
+                "max_bytes": 8000,
+                "assembly": {
+                    "sections": [{"family": "memory", "limit": 6}, {"family": "experience", "limit": 2}],
+                    "show": [],
+                },
+            }
+            assert shown(page)[0] == http.post("/v1/context/prepare", json=body).json()["content"]
+        # The token lives in the page's memory only: nothing in storage or cookies.
+        stored = page.evaluate("[localStorage.length, sessionStorage.length, document.cookie]")
+        assert stored == [0, 0, ""]
+    finally:
+        server.stop()
