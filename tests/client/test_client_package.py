@@ -1,20 +1,26 @@
 """The client installs alone: client/pyproject.toml builds a wheel that needs only httpx and pydantic.
 
 The wheel is built from the working tree, installed with its dependencies from the package index
-into a fresh virtual environment, and run there against the real server of `live_server`.
+into a fresh virtual environment, and run there against the real server of `live_server`; a second
+environment holds the oldest httpx and pydantic the client's ranges allow.
 """
 
 from __future__ import annotations
 
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[2]
 UV = Path(sys.executable).parent / "uv"
+CLIENT_PROJECT = tomllib.loads((ROOT / "client" / "pyproject.toml").read_text())["project"]
+ROOT_PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 
 
 def run(*args: str | Path, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -52,16 +58,35 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built
 
 
-@pytest.fixture(scope="module")
-def client_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    venv = tmp_path_factory.mktemp("client-only") / "venv"
+def install(venv: Path, *requirements: str | Path) -> Path:
+    """A new virtual environment at `venv` holding `requirements` and their dependencies."""
     if UV.exists():
         run(sys.executable, "-m", "venv", "--without-pip", venv)
-        run(UV, "pip", "install", "--quiet", "--python", venv / "bin" / "python", wheel)
+        run(UV, "pip", "install", "--quiet", "--python", venv / "bin" / "python", *requirements)
     else:
         run(sys.executable, "-m", "venv", venv)
-        run(venv / "bin" / "python", "-m", "pip", "install", "--quiet", wheel)
+        run(venv / "bin" / "python", "-m", "pip", "install", "--quiet", *requirements)
     return venv
+
+
+def floors() -> list[str]:
+    """Each dependency of the client pinned at the lower bound of its range (`name==X` for `>=X`)."""
+    pins = []
+    for line in CLIENT_PROJECT["dependencies"]:
+        requirement = Requirement(line)
+        (lower,) = [s.version for s in requirement.specifier if s.operator == ">="]
+        pins.append(f"{requirement.name}=={lower}")
+    return pins
+
+
+@pytest.fixture(scope="module")
+def client_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return install(tmp_path_factory.mktemp("client-only") / "venv", wheel)
+
+
+@pytest.fixture(scope="module")
+def oldest_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return install(tmp_path_factory.mktemp("client-oldest") / "venv", wheel, *floors())
 
 
 def test_wheel_holds_the_client_the_generated_models_and_the_command(wheel: Path) -> None:
@@ -82,7 +107,7 @@ def test_wheel_holds_the_client_the_generated_models_and_the_command(wheel: Path
     requires = sorted(
         line.split(": ", 1)[1] for line in metadata.splitlines() if line.startswith("Requires-Dist:")
     )
-    assert requires == ["httpx==0.28.1", "mcp<3,>=2.3; extra == 'mcp'", "pydantic==2.14.3"]
+    assert requires == ["httpx<1,>=0.27", "mcp<3,>=2.3; extra == 'mcp'", "pydantic<3,>=2.14"]
     assert "Provides-Extra: mcp" in metadata.splitlines()
     entry_points = (
         zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
@@ -90,13 +115,22 @@ def test_wheel_holds_the_client_the_generated_models_and_the_command(wheel: Path
     assert "powercontext = powercontext_client.cli:main" in entry_points
 
 
-def test_root_and_client_pins_of_httpx_and_pydantic_agree() -> None:
-    import tomllib
-
-    root = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    client = tomllib.loads((ROOT / "client" / "pyproject.toml").read_text())["project"]
-    assert set(client["dependencies"]) <= set(root["dependencies"])
-    assert client["scripts"] == root["scripts"] == {"powercontext": "powercontext_client.cli:main"}
+def test_client_ranges_hold_the_root_pins_of_httpx_and_pydantic() -> None:
+    # The client declares compatible ranges, the server distribution pins one version in each:
+    # the suite runs the client at the pinned versions, the `oldest_venv` tests at the floors.
+    pinned = {Requirement(line).name: Requirement(line).specifier for line in ROOT_PROJECT["dependencies"]}
+    ranges = {Requirement(line).name: Requirement(line).specifier for line in CLIENT_PROJECT["dependencies"]}
+    assert sorted(ranges) == ["httpx", "pydantic"]
+    for name, allowed in ranges.items():
+        (pin,) = [s.version for s in pinned[name] if s.operator == "=="]
+        assert pin in allowed, f"{name}: the root pins {pin}, outside the client's {allowed}"
+        assert any(s.operator == "<" for s in allowed), f"{name}: no upper bound"
+    assert floors() == ["httpx==0.27", "pydantic==2.14"]
+    assert (
+        CLIENT_PROJECT["scripts"]
+        == ROOT_PROJECT["scripts"]
+        == {"powercontext": "powercontext_client.cli:main"}
+    )
 
 
 def test_client_only_install_imports_the_client_without_the_server_dependencies(client_venv: Path) -> None:
@@ -133,3 +167,49 @@ def test_client_only_mcp_command_says_how_to_install_the_sdk(client_venv: Path) 
         "powercontext: `powercontext mcp` needs the MCP SDK (the mcp package), which is not installed here "
         "(missing module 'mcp_types'); install it with: pip install 'powercontext-client[mcp]'\n"
     )
+
+
+def test_client_only_install_reports_its_version_everywhere(client_venv: Path) -> None:
+    version = CLIENT_PROJECT["version"]
+    python = client_venv / "bin" / "python"
+    assert run(client_venv / "bin" / "powercontext", "--version").stdout == f"powercontext {version}\n"
+    assert run(python, "-m", "powercontext_client", "--version").stdout == f"powercontext {version}\n"
+    probe = "import powercontext_client; print(powercontext_client.__version__)"
+    assert run(python, "-c", probe).stdout == f"{version}\n"
+
+
+def test_python_m_runs_the_command(client_venv: Path, live_server: str) -> None:
+    health = run(client_venv / "bin" / "python", "-m", "powercontext_client", "--url", live_server, "health")
+    assert health.stdout == "live: ok\nready: ok\n"
+
+
+def test_client_runs_on_the_oldest_httpx_and_pydantic_its_ranges_allow(
+    oldest_venv: Path, live_server: str
+) -> None:
+    python = oldest_venv / "bin" / "python"
+    versions = run(python, "-c", "import httpx, pydantic; print(httpx.__version__, pydantic.VERSION)")
+    installed = [Version(v) for v in versions.stdout.split()]
+    assert installed == [Version(pin.split("==")[1]) for pin in floors()]
+    # A round trip through the sync and the async client, search scores and the command included.
+    probe = (
+        "import asyncio, sys, uuid\n"
+        "from powercontext_client import AsyncPowerContextClient, PowerContextClient\n"
+        "scope = 'project:' + uuid.uuid4().hex[:12]\n"
+        "with PowerContextClient(sys.argv[1]) as pc:\n"
+        "    pc.create_scope(scope)\n"
+        "    pc.create_scope(scope, exist_ok=True)\n"
+        "    pc.remember(scope, 'Run make contract-test after changing the API.')\n"
+        "    (hit,) = pc.search_memory(scope, 'contract').hits\n"
+        "    assert hit.score > 0, hit\n"
+        "async def main():\n"
+        "    async with AsyncPowerContextClient(sys.argv[1]) as pc:\n"
+        "        prepared = await pc.prepare_context(scope, 'what do I run after an API change?')\n"
+        "        assert prepared.status == 'ready', prepared\n"
+        "asyncio.run(main())\n"
+        "print(scope)\n"
+    )
+    scope = run(python, "-c", probe, live_server).stdout.strip()
+    found = run(
+        oldest_venv / "bin" / "powercontext", "--url", live_server, "search-memory", scope, "contract"
+    )
+    assert "text: Run make contract-test after changing the API.\n" in found.stdout
