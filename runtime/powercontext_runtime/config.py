@@ -53,7 +53,8 @@ def positive_int(env: Mapping[str, str], name: str, default: int) -> int:
     raw = env.get(name)
     if raw is None or raw == "":
         return default
-    if not raw.isdigit() or int(raw) < 1:
+    # ASCII digits only: str.isdigit also accepts "²" (which int() then refuses) and "٣" (which it reads as 3).
+    if not (raw.isascii() and raw.isdigit()) or int(raw) < 1:
         raise ConfigurationError(f"{name} must be a positive integer.")
     return int(raw)
 
