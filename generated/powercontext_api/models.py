@@ -364,12 +364,12 @@ class MemoryHit(BaseModel):
     citation: MemoryCitation
     text: StrictStr
     score: Annotated[
-        StrictFloat,
+        StrictFloat | MISSING,
         Field(
-            description="The hit's BM25 relevance to the query among this Scope's Memory entries, rounded to 9 decimal places; higher is better. Hits come in descending score, equal scores newest first. Compare scores within one answer only: they depend on the query and on what the Scope holds.",
+            description="The hit's BM25 relevance to the query among this Scope's Memory entries, rounded to 9 decimal places; higher is better. Hits come in descending score, equal scores newest first. Compare scores within one answer only: they depend on the query and on what the Scope holds. This server always sends it; it is optional so that clients also read servers from before it.",
             ge=0.0,
         ),
-    ]
+    ] = MISSING
 
 
 class MemorySearchResult(BaseModel):
@@ -498,12 +498,12 @@ class ExperienceHit(BaseModel):
     outcome: StrictStr
     lesson: StrictStr
     score: Annotated[
-        StrictFloat,
+        StrictFloat | MISSING,
         Field(
-            description="The hit's BM25 relevance to the query among this Scope's approved Experience, rounded to 9 decimal places; higher is better. Hits come in descending score, equal scores newest first. Compare scores within one answer only: they depend on the query and on what the Scope holds.",
+            description="The hit's BM25 relevance to the query among this Scope's approved Experience, rounded to 9 decimal places; higher is better. Hits come in descending score, equal scores newest first. Compare scores within one answer only: they depend on the query and on what the Scope holds. This server always sends it; it is optional so that clients also read servers from before it.",
             ge=0.0,
         ),
-    ]
+    ] = MISSING
 
 
 class ExperienceSearchResult(BaseModel):
@@ -728,12 +728,12 @@ class TopicHit(BaseModel):
         StrictStr | None, Field(description='Part of the detail around the first query match, or null.')
     ]
     score: Annotated[
-        StrictFloat,
+        StrictFloat | MISSING,
         Field(
-            description="The hit's BM25 relevance to the query among this Scope's topics, rounded to 9 decimal places; higher is better. Hits come in descending score, equal scores newest first. Compare scores within one answer only: they depend on the query and on what the Scope holds.",
+            description="The hit's BM25 relevance to the query among this Scope's topics, rounded to 9 decimal places; higher is better. Hits come in descending score, equal scores newest first. Compare scores within one answer only: they depend on the query and on what the Scope holds. This server always sends it; it is optional so that clients also read servers from before it.",
             ge=0.0,
         ),
-    ]
+    ] = MISSING
 
 
 class TopicSearchResult(BaseModel):

@@ -7,6 +7,8 @@ import uuid
 
 from powercontext_client import AsyncPowerContextClient, PowerContextClient
 
+from .client_recorder import Recorder, reply
+
 
 def descending(scores: list[float]) -> bool:
     return all(a >= b for a, b in itertools.pairwise(scores))
@@ -47,3 +49,19 @@ async def test_every_search_answers_positive_scores_best_first(live_server: str)
     async with AsyncPowerContextClient(live_server) as apc:
         again = (await apc.search_memory(scope_id, "release")).hits
     assert [h.score for h in again] == [h.score for h in memory]
+
+
+def test_a_server_from_before_scores_still_answers_searches() -> None:
+    """`score` is optional in the contract: this client reads an older server's hits without it."""
+    old_hit = {
+        "citation": {
+            "memory_ref": {"family": "memory", "artifact_id": "memory", "revision": 1},
+            "entry_id": "entry-1",
+            "entry_version_id": "entry-1-v1",
+        },
+        "text": "Releases are cut from main.",
+    }
+    recorder = Recorder(reply(200, {"hits": [old_hit]}))
+    with recorder.client() as pc:
+        (hit,) = pc.search_memory("project:demo", "release").hits
+    assert hit.text == "Releases are cut from main." and "score" not in hit.model_fields_set
