@@ -134,15 +134,7 @@ def experience(value: Experience) -> wire.Experience:
 
 
 def experience_hit(value: RankedExperience) -> wire.ExperienceHit:
-    fields = value.fields
-    return wire.ExperienceHit(
-        artifact=artifact_ref(value.ref),
-        situation=fields.situation,
-        action=fields.action,
-        outcome=fields.outcome,
-        lesson=fields.lesson,
-        score=value.score,
-    )
+    return wire.ExperienceHit(**dict(experience(value)), score=value.score)
 
 
 def experience_search_result(hits: Iterable[RankedExperience]) -> wire.ExperienceSearchResult:

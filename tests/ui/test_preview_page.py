@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,16 @@ def page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:
     assert errors == [], errors
 
 
+@contextmanager
+def running(settings: Settings) -> Iterator[LiveServer]:
+    server = LiveServer(settings)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 def seed(http: httpx.Client) -> str:
     scope_id = new_scope(http, "ui")
     for i in range(6):
@@ -108,9 +119,7 @@ def expected_rows(explained: dict[str, Any]) -> list[list[str]]:
 
 
 def test_the_page_shows_the_exact_prepared_text_and_its_receipt(page: Page, tmp_path: Path) -> None:
-    server = LiveServer(Settings(database_url=f"sqlite:///{tmp_path / 'ui.sqlite3'}"))
-    server.start()
-    try:
+    with running(Settings(database_url=f"sqlite:///{tmp_path / 'ui.sqlite3'}")) as server:
         with httpx.Client(base_url=server.base_url) as http:
             scope_id = seed(http)
             page.goto(server.base_url + "/ui")  # redirects to /ui/
@@ -149,43 +158,35 @@ def test_the_page_shows_the_exact_prepared_text_and_its_receipt(page: Page, tmp_
         assert any(row[-1].startswith("left out") for row in rows)
         # The hostile body is shown as text, never made into elements.
         assert page.locator("#content script, #content b").count() == 0
-    finally:
-        server.stop()
 
 
 def test_legacy_mode_and_errors(page: Page, tmp_path: Path) -> None:
-    server = LiveServer(Settings(database_url=f"sqlite:///{tmp_path / 'ui-legacy.sqlite3'}"))
-    server.start()
-    try:
-        with httpx.Client(base_url=server.base_url) as http:
-            scope_id = seed(http)
-            page.goto(server.base_url + "/ui/")
-            page.wait_for_selector("body[data-ready='true']")
-            page.select_option("#scope", scope_id)
-            page.fill("#query", "ui gateway")
-            page.check("#legacy")
-            page.click("#prepare")
-            page.wait_for_selector("#result:not([hidden])")
-            legacy = http.post(
-                "/v1/context/prepare", json={"scope_id": scope_id, "query": "ui gateway"}
-            ).json()
-            assert shown(page)[0] == legacy["content"]
-            # A body the contract refuses shows the error envelope's code and message.
-            page.uncheck("#legacy")
-            page.fill("[aria-label='memory limit']", "9")
-            page.evaluate("document.getElementById('request').noValidate = true")
-            page.click("#prepare")
-            page.wait_for_selector("#status.error")
-            assert "422 invalid_request" in (page.locator("#status").text_content() or "")
-    finally:
-        server.stop()
+    with (
+        running(Settings(database_url=f"sqlite:///{tmp_path / 'ui-legacy.sqlite3'}")) as server,
+        httpx.Client(base_url=server.base_url) as http,
+    ):
+        scope_id = seed(http)
+        page.goto(server.base_url + "/ui/")
+        page.wait_for_selector("body[data-ready='true']")
+        page.select_option("#scope", scope_id)
+        page.fill("#query", "ui gateway")
+        page.check("#legacy")
+        page.click("#prepare")
+        page.wait_for_selector("#result:not([hidden])")
+        legacy = http.post("/v1/context/prepare", json={"scope_id": scope_id, "query": "ui gateway"}).json()
+        assert shown(page)[0] == legacy["content"]
+        # A body the contract refuses shows the error envelope's code and message.
+        page.uncheck("#legacy")
+        page.fill("[aria-label='memory limit']", "9")
+        page.evaluate("document.getElementById('request').noValidate = true")
+        page.click("#prepare")
+        page.wait_for_selector("#status.error")
+        assert "422 invalid_request" in (page.locator("#status").text_content() or "")
 
 
 def test_the_page_works_with_access_enforced(page: Page, tmp_path: Path) -> None:
     settings = Settings(database_url=f"sqlite:///{tmp_path / 'ui-access.sqlite3'}", auth_token=TOKEN)
-    server = LiveServer(settings)
-    server.start()
-    try:
+    with running(settings) as server:
         with httpx.Client(base_url=server.base_url, headers={"Authorization": f"Bearer {TOKEN}"}) as http:
             scope_id = seed(http)
             page.goto(server.base_url + "/ui/")
@@ -211,5 +212,3 @@ def test_the_page_works_with_access_enforced(page: Page, tmp_path: Path) -> None
         # The token lives in the page's memory only: nothing in storage or cookies.
         stored = page.evaluate("[localStorage.length, sessionStorage.length, document.cookie]")
         assert stored == [0, 0, ""]
-    finally:
-        server.stop()
