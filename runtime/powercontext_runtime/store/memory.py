@@ -49,20 +49,29 @@ def remember_batch(
         "INSERT INTO memory_entries (scope_key, entry_id, entry_number, kind, head_version) VALUES (?, ?, ?, ?, 1)",
         [(scope_key, entry_id, number, kind) for _, number, entry_id, _, kind in added],
     )
+    version_ids = [f"{entry_id}-v1" for _, _, entry_id, _, _ in added]
     conn.executemany(
         "INSERT INTO memory_entry_versions"
         " (scope_key, entry_id, version_number, entry_version_id, text, added_revision) VALUES (?, ?, 1, ?, ?, ?)",
-        [(scope_key, entry_id, f"{entry_id}-v1", text, rev) for rev, _, entry_id, text, _ in added],
+        [
+            (scope_key, entry_id, version_id, text, rev)
+            for (rev, _, entry_id, text, _), version_id in zip(added, version_ids, strict=True)
+        ],
     )
+    # Looked up through the (scope_key, entry_version_id) unique index: `added_revision` has none,
+    # and a range over it scanned the whole Scope on every remember.
     keys = dict(
         conn.execute(
-            "SELECT added_revision, version_key FROM memory_entry_versions"
-            " WHERE scope_key = ? AND added_revision > ? AND added_revision <= ?",
-            (scope_key, revision, revision + len(added)),
+            "SELECT entry_version_id, version_key FROM memory_entry_versions"
+            f" WHERE scope_key = ? AND entry_version_id IN ({', '.join('?' * len(version_ids))})",
+            (scope_key, *version_ids),
         ).fetchall()
     )
     sql_search.index_documents(
-        conn, scope_key, MEMORY_FAMILY, [(int(keys[rev]), text) for rev, _, _, text, _ in added]
+        conn,
+        scope_key,
+        MEMORY_FAMILY,
+        [(int(keys[v]), text) for v, (*_, text, _) in zip(version_ids, added, strict=True)],
     )
     created = now()
     conn.executemany(
