@@ -1,4 +1,4 @@
-"""Search order (recall/bm25.py, top_documents): BM25 sums rounded to 9 digits, best first, ties to
+"""Search order (recall/bm25.py, scored_documents): BM25 sums rounded to 9 digits, best first, ties to
 the larger key, removed documents never. The numpy path only rounds and sorts documents near the
 limit-th score, and a plain-Python path ranks small inputs; both must agree with sorting
 everything."""
@@ -18,7 +18,7 @@ from powercontext_runtime.recall.bm25 import (
     Documents,
     TermPostings,
     contributions,
-    top_documents,
+    scored_documents,
 )
 
 Weighted = list[tuple[TermPostings, np.ndarray]]
@@ -63,10 +63,12 @@ def test_both_ranking_paths_equal_sorting_every_document(
     # These inputs are small: the plain-Python path takes them unless the threshold is lowered.
     small = 1_000_000 if path == "python" else -1
     with mock.patch.object(bm25, "_SMALL_POSTINGS", small):
-        assert top_documents(documents, weighted, limit) == [-key for _, key in ranked[:limit]]
+        assert scored_documents(documents, weighted, limit) == [
+            (-key, -score) for score, key in ranked[:limit]
+        ]
 
 
-def sort_everything(documents: Documents, weighted: Weighted, limit: int) -> list[int]:
+def sort_everything(documents: Documents, weighted: Weighted, limit: int) -> list[tuple[int, float]]:
     """The definition without shortcuts: every document rounded and sorted."""
     scores = np.zeros(len(documents.keys))
     for postings, added in weighted:
@@ -75,7 +77,7 @@ def sort_everything(documents: Documents, weighted: Weighted, limit: int) -> lis
         scores *= documents.alive
     rounded = np.round(scores, SCORE_DIGITS)
     order = np.lexsort((-documents.keys, -rounded))
-    return [int(documents.keys[i]) for i in order if rounded[i] > 0][:limit]
+    return [(int(documents.keys[i]), float(rounded[i])) for i in order if rounded[i] > 0][:limit]
 
 
 def test_sampled_floors_on_large_families_change_no_answer() -> None:
@@ -96,4 +98,4 @@ def test_sampled_floors_on_large_families_change_no_answer() -> None:
             weight = float(rng.choice([0.4, 1.3, 2.2]))
             weighted.append((TermPostings(slots, np.ones(df, np.float32)), contributions(gains, weight)))
         limit = int(rng.choice([1, 2, 8, 16, 64]))
-        assert top_documents(documents, weighted, limit) == sort_everything(documents, weighted, limit)
+        assert scored_documents(documents, weighted, limit) == sort_everything(documents, weighted, limit)

@@ -116,15 +116,6 @@ def _score_floor(scores: npt.NDArray[np.float64], limit: int) -> float:
     return kth if kth > 0.0 else float(np.nextafter(0.0, 1.0))
 
 
-def top_documents(
-    documents: Documents,
-    weighted: Sequence[tuple[TermPostings, npt.NDArray[np.float64]]],
-    limit: int,
-) -> list[int]:
-    """Keys of the `limit` best live documents, best first: `scored_documents` without the scores."""
-    return [key for key, _ in scored_documents(documents, weighted, limit)]
-
-
 def scored_documents(
     documents: Documents,
     weighted: Sequence[tuple[TermPostings, npt.NDArray[np.float64]]],
