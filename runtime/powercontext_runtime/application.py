@@ -423,7 +423,7 @@ class ScopedContextApplication:
                     experience=recall_experience(self._store, scope, query),
                 )
             if not options.sections:
-                return BuiltContext(PreparedContext.empty(), ())
+                return BuiltContext(PreparedContext.empty())
             pools = recall_text_pools(self._store, scope, parse_query(request.query), families)
             return build_text_context(pools, options, request.max_bytes)
 

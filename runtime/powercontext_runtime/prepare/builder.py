@@ -34,12 +34,16 @@ class AssemblyOptions:
 
 @dataclass(frozen=True, slots=True)
 class BuiltContext:
-    """The response, the exact origins of the entries it includes (in output order), and the
-    receipt: every candidate of the families asked for, section by section."""
+    """The response and its receipt: every candidate of the families asked for, section by
+    section, the included ones in output order."""
 
     result: PreparedContext
-    origins: tuple[Origin, ...]
     receipt: tuple[Considered, ...] = ()
+
+    @property
+    def origins(self) -> tuple[Origin, ...]:
+        """The exact origins of the entries the text includes, in output order."""
+        return tuple(c.candidate.origin for c in self.receipt if c.included)
 
 
 def _size(text: str) -> int:
@@ -52,7 +56,6 @@ def build_text_context(
     """`pools` maps a family to its recalled candidates in recall order, not yet cleaned."""
     used = FRAME_BYTES
     parts: list[str] = []
-    origins: list[Origin] = []
     receipt: list[Considered] = []
     for section in options.sections:
         heading = section_heading(section.family)
@@ -92,9 +95,8 @@ def build_text_context(
             added = lead + frame[fitted.truncated] + fitted.rendered_bytes
             used += added
             included += 1
-            origins.append(candidate.origin)
             receipt.append(Considered(candidate, rank, None, added, fitted.truncated))
         receipt.extend(dropped)
-    if not origins:
-        return BuiltContext(PreparedContext.empty(), (), tuple(receipt))
-    return BuiltContext(PreparedContext("ready", document(parts)), tuple(origins), tuple(receipt))
+    if not parts:
+        return BuiltContext(PreparedContext.empty(), tuple(receipt))
+    return BuiltContext(PreparedContext("ready", document(parts)), tuple(receipt))

@@ -96,7 +96,6 @@ def build_legacy_context(
     )
     remaining = max_bytes - _FRAME_BYTES
     items: list[str] = []
-    origins: list[Origin] = []
     receipt: list[Considered] = []
     for candidate, kind, rank in legacy_order(memory, topics, experience):
         if len(items) == MAX_ITEMS:
@@ -128,13 +127,12 @@ def build_legacy_context(
         added = (1 if items else 0) + len(item.encode("utf-8"))
         remaining -= added
         items.append(item)
-        origins.append(candidate.origin)
         receipt.append(Considered(candidate, rank, None, added, fitted.truncated))
     receipt.extend(
         Considered(c, rank, "limit") for rank, c in enumerate(experience[MAX_EXPERIENCE:], MAX_EXPERIENCE + 1)
     )
     receipt.extend([*dropped_memory, *dropped_topics, *dropped_experience])
     if not items:
-        return BuiltContext(PreparedContext.empty(), (), tuple(receipt))
+        return BuiltContext(PreparedContext.empty(), tuple(receipt))
     content = _HEAD + ",".join(items) + _TAIL
-    return BuiltContext(PreparedContext("ready", content), tuple(origins), tuple(receipt))
+    return BuiltContext(PreparedContext("ready", content), tuple(receipt))
