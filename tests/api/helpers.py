@@ -36,6 +36,28 @@ def prepare(http: httpx.Client, scope_id: str, query: str, **fields: Any) -> dic
     return body
 
 
+EMPTY = {"schema": "powercontext.prepared-context.v1", "status": "empty", "content": None, "content_bytes": 0}
+SEARCH_PATHS = {
+    "memory": "/v1/memory/search",
+    "experience": "/v1/experience/search",
+    "topic-memory": "/v1/topic-memory/search",
+}
+
+
+def search(http: httpx.Client, family: str, scope_id: str, query: str) -> list[dict[str, Any]]:
+    response = http.post(SEARCH_PATHS[family], json={"scope_id": scope_id, "query": query, "limit": 50})
+    assert response.status_code == 200, response.text
+    hits: list[dict[str, Any]] = response.json()["hits"]
+    return hits
+
+
+def assembly(
+    http: httpx.Client, scope_id: str, query: str, max_bytes: int = 8000, **options: Any
+) -> dict[str, Any]:
+    """Prepare with `assembly` built from `options` (sections, show, format)."""
+    return prepare(http, scope_id, query, max_bytes=max_bytes, assembly=options)
+
+
 def legacy_content(items: list[dict[str, Any]]) -> str:
     """existing-runtime §3 restated independently of the server's code, for byte comparisons."""
     envelope = json.dumps(

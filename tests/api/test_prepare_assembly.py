@@ -12,6 +12,8 @@ import httpx
 import pytest
 
 from .helpers import (
+    EMPTY,
+    assembly,
     assert_invalid_request,
     experience,
     legacy_content,
@@ -20,31 +22,11 @@ from .helpers import (
     prepare,
     profile,
     remember,
+    search,
     text_document,
     text_entry,
     topic,
 )
-
-EMPTY = {"schema": "powercontext.prepared-context.v1", "status": "empty", "content": None, "content_bytes": 0}
-
-
-def search(http: httpx.Client, family: str, scope_id: str, query: str) -> list[dict[str, Any]]:
-    path = {
-        "memory": "/v1/memory/search",
-        "experience": "/v1/experience/search",
-        "topic-memory": "/v1/topic-memory/search",
-    }
-    response = http.post(path[family], json={"scope_id": scope_id, "query": query, "limit": 50})
-    assert response.status_code == 200, response.text
-    hits: list[dict[str, Any]] = response.json()["hits"]
-    return hits
-
-
-def assembly(
-    http: httpx.Client, scope_id: str, query: str, max_bytes: int = 8000, **options: Any
-) -> dict[str, Any]:
-    return prepare(http, scope_id, query, max_bytes=max_bytes, assembly=options)
-
 
 # The guide example -------------------------------------------------------------------------------
 

@@ -19,38 +19,22 @@ import httpx
 import pytest
 
 from .helpers import (
+    EMPTY,
+    assembly,
     assert_invalid_request,
     experience,
     new_scope,
     prepare,
     profile,
     remember,
+    search,
     text_document,
     text_entry,
     topic,
 )
 
-EMPTY = {"schema": "powercontext.prepared-context.v1", "status": "empty", "content": None, "content_bytes": 0}
 MAX_ENTRIES = "POWERCONTEXT_SERVER_RUNTIME_CONTEXT_ASSEMBLY_MAX_ENTRIES"
 POWERCONTEXT = Path(sys.executable).with_name("powercontext")
-
-
-def assembly(
-    http: httpx.Client, scope_id: str, query: str, max_bytes: int = 8000, **options: Any
-) -> dict[str, Any]:
-    return prepare(http, scope_id, query, max_bytes=max_bytes, assembly=options)
-
-
-def search(http: httpx.Client, family: str, scope_id: str, query: str) -> list[dict[str, Any]]:
-    path = {
-        "memory": "/v1/memory/search",
-        "experience": "/v1/experience/search",
-        "topic-memory": "/v1/topic-memory/search",
-    }[family]
-    response = http.post(path, json={"scope_id": scope_id, "query": query, "limit": 50})
-    assert response.status_code == 200, response.text
-    hits: list[dict[str, Any]] = response.json()["hits"]
-    return hits
 
 
 def size(text: str) -> int:
@@ -177,6 +161,21 @@ def short_only_document(http: httpx.Client, family: PoolFamily, scope_id: str) -
     )
 
 
+def assert_only_the_short_one_fits(http: httpx.Client, family: PoolFamily, scope_id: str, used: bool) -> None:
+    """At a budget of exactly the short candidate's document, the answer is that document when the
+    candidate is in the pool (`used`), and empty when the pool bound cut it off."""
+    expected = short_only_document(http, family, scope_id)
+    assert size(expected) >= 512
+    result = assembly(
+        http,
+        scope_id,
+        family.query,
+        max_bytes=size(expected),
+        sections=[{"family": family.family, "limit": 2}],
+    )
+    assert result["content"] == expected if used else result == EMPTY
+
+
 def assert_short_is_last(http: httpx.Client, family: PoolFamily, scope_id: str, count: int) -> None:
     hits = search(http, family.family, scope_id, family.query)
     assert len(hits) == count
@@ -203,19 +202,7 @@ def test_candidates_past_the_pool_bound_of_a_scope_are_never_used(
         for i in range(ahead):
             family.add_long(http, scope_id, i)
         assert_short_is_last(http, family, scope_id, ahead + 1)
-        expected = short_only_document(http, family, scope_id)
-        assert size(expected) >= 512
-        result = assembly(
-            http,
-            scope_id,
-            family.query,
-            max_bytes=size(expected),
-            sections=[{"family": family.family, "limit": 2}],
-        )
-        if at_bound:
-            assert result["content"] == expected
-        else:
-            assert result == EMPTY
+        assert_only_the_short_one_fits(http, family, scope_id, at_bound)
 
 
 @pytest.mark.parametrize("family", [MEMORY, EXPERIENCE], ids=lambda f: f.family)
@@ -239,18 +226,7 @@ def test_the_merged_pool_is_capped_at_16_memory_or_8_experience_candidates(
         for i in range(in_reference):
             family.add_long(http, reference, i)
         assert_short_is_last(http, family, scope_id, half + 1)
-        expected = short_only_document(http, family, scope_id)
-        result = assembly(
-            http,
-            scope_id,
-            family.query,
-            max_bytes=size(expected),
-            sections=[{"family": family.family, "limit": 2}],
-        )
-        if at_bound:
-            assert result["content"] == expected
-        else:
-            assert result == EMPTY
+        assert_only_the_short_one_fits(http, family, scope_id, at_bound)
 
 
 # 1(c) The total-entries setting at start -----------------------------------------------------------
