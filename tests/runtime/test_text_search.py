@@ -8,7 +8,7 @@ import Stemmer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from powercontext_runtime.recall.tokens import MAX_QUERY_TERMS, STOP_WORDS, parse_query, tokens
+from powercontext_runtime.recall.tokens import MAX_QUERY_TERMS, STOP_WORDS, parse_query, token_texts, tokens
 
 
 def reference_tokens(text: str) -> list[tuple[str, bool]]:
@@ -61,6 +61,17 @@ MIXED_TEXT = st.text(
 @given(MIXED_TEXT)
 def test_tokens_follow_the_character_by_character_definition(text: str) -> None:
     assert [(t.text, t.cjk) for t in tokens(text)] == reference_tokens(text)
+
+
+@settings(max_examples=400)
+@given(st.one_of(MIXED_TEXT, st.text(st.characters(max_codepoint=0x7F), max_size=80)))
+def test_indexing_tokens_follow_the_same_definition(text: str) -> None:
+    """`token_texts` (indexing: an ASCII-only scan, CJK runs split after matching) agrees with the
+    character-by-character definition, and says None for CJK flags only when no token is CJK."""
+    expected = reference_tokens(text)
+    texts, cjk = token_texts(text)
+    assert texts == [t for t, _ in expected]
+    assert cjk == ([c for _, c in expected] if any(c for _, c in expected) else None)
 
 
 def test_cjk_characters_are_indexed_one_token_each() -> None:

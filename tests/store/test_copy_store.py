@@ -84,7 +84,7 @@ def test_copy_holds_every_row_answers_alike_and_accepts_writes(
     before = table_rows(urls[source])
     assert table_rows(urls[target]) == before
     assert report.rows == {table: len(rows) for table, rows in before.items()}
-    assert report.rows["search_postings"] > 100  # the copy has substance
+    assert report.rows["search_segments"] > 100  # the copy has substance
     assert observed(urls[target]) == observed(urls[source])
 
     # New keys continue after the copied ones: a remember lands and is found, on both sides alike.
@@ -102,7 +102,7 @@ def test_copy_holds_every_row_answers_alike_and_accepts_writes(
         assert entry.citation.entry_id in found.content
     # ...under the same keys (only the write times differ).
     after_source, after_target = table_rows(urls[source]), table_rows(urls[target])
-    for table in ("memory_entry_versions", "search_docs", "search_postings", "search_stats"):
+    for table in ("memory_entry_versions", "search_docs", "search_segments", "search_stats"):
         assert after_target[table] == after_source[table]
 
 

@@ -570,7 +570,7 @@ def test_a_database_failure_while_indexing_leaves_the_target_as_it_was(
         build(app)
     import_from(urls["sqlite-b"], export_to(urls["sqlite-a"], REFERENCED, tmp_path / "ref.jsonl"))
     before = table_rows(urls["sqlite-b"])
-    failing = FailingBackend(backend_for(urls["sqlite-b"]), "search_postings")  # the last step
+    failing = FailingBackend(backend_for(urls["sqlite-b"]), "search_segments")  # the last step
     exported = export_to(urls["sqlite-a"], SCOPE, tmp_path / "x.jsonl")
     with exported.open("rb") as file, pytest.raises(TransferFailed, match="disk is full"):
         import_scope(failing, file)  # type: ignore[arg-type]

@@ -11,6 +11,7 @@ from powercontext_runtime.models import ExperienceFields, MemoryCitation, Scope
 from powercontext_runtime.recall import document_terms, parse_query
 from powercontext_runtime.store.backends import SqliteBackend
 from powercontext_runtime.store.migrations import statements as _statements
+from powercontext_runtime.store.sql_search import unpack_postings
 from powercontext_runtime.store.sql_store import SqlStore
 from powercontext_runtime.store.sqlite_schema import MIGRATIONS
 from tests.store.writes import churn
@@ -37,10 +38,11 @@ def head_texts(db: Path) -> dict[tuple[int, str], list[str]]:
 def index_terms(db: Path) -> dict[tuple[int, str], Counter[str]]:
     conn = sqlite3.connect(db)
     found: dict[tuple[int, str], Counter[str]] = {}
-    for scope_key, family, term, df in conn.execute(
-        "SELECT scope_key, family, term, COUNT(*) FROM search_postings GROUP BY scope_key, family, term"
+    for scope_key, family, term, postings in conn.execute(
+        "SELECT scope_key, family, term, postings FROM search_segments"
     ):
-        found.setdefault((scope_key, family), Counter())[term] = df
+        keys, _ = unpack_postings(postings)
+        found.setdefault((scope_key, family), Counter())[term] += len(keys)
     conn.close()
     return found
 
@@ -101,4 +103,26 @@ def test_upgrading_an_fts5_database_indexes_its_existing_heads(tmp_path: Path) -
     assert [h.text for h in store.search_memory(["s:old"], parse_query("heron"), 5)[0]] == ["kept heron"]
     found = store.search_experience(["s:old"], parse_query("heron"), 5)[0]
     assert [e.fields for e in found] == [ExperienceFields("heron", "a", "o", "l")]
+    store.close()
+
+
+def test_a_batch_writes_a_row_per_distinct_term_and_erasing_one_entry_rewrites_only_its_terms(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "db.sqlite3"
+    store = SqlStore(SqliteBackend(str(db)))
+    store.create_scope(Scope("s:1", "", "", (), 1))
+    texts = ["shared heron one", "shared heron two", "shared zanzibar three"]
+    citations = store.remember_batch("s:1", [(t, "fact") for t in texts], None)
+    conn = sqlite3.connect(db)
+    distinct = {term for text in texts for term in document_terms(text)}
+    assert conn.execute("SELECT COUNT(*) FROM search_segments").fetchone()[0] == len(distinct)
+
+    store.erase_memory_entry("s:1", citations[2].entry_id)
+    terms = {term for (term,) in conn.execute("SELECT term FROM search_segments")}
+    assert terms == {term for text in texts[:2] for term in document_terms(text)}  # zanzibar, three gone
+    assert index_terms(db) == {(1, "memory"): Counter(t for text in texts[:2] for t in document_terms(text))}
+    conn.close()
+    hits = store.search_memory(["s:1"], parse_query("shared"), 10)[0]
+    assert sorted(h.text for h in hits) == texts[:2]
     store.close()

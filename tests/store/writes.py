@@ -1,4 +1,5 @@
-"""Random Memory writes for index tests: remember, revise and retire in one Scope."""
+"""Random Memory writes for index tests: remember (alone and in batches), revise, retire and
+erase in one Scope."""
 
 from __future__ import annotations
 
@@ -16,10 +17,18 @@ def churn(
     for _ in range(steps):
         action = rng.random()
         text = " ".join(rng.choice(words) for _ in range(rng.randint(1, 8)))
-        if action < 0.55 or not live:
+        if action < 0.4 or not live:
             live.append(store.remember("s:1", text, "fact", None).citation)
-        elif action < 0.8:
+        elif action < 0.55:  # one index segment for several documents, later taken apart one by one
+            texts = [
+                " ".join(rng.choice(words) for _ in range(rng.randint(1, 8)))
+                for _ in range(rng.randint(2, 6))
+            ]
+            live.extend(store.remember_batch("s:1", [(t, "fact") for t in texts], None))
+        elif action < 0.75:
             old = live.pop(rng.randrange(len(live)))
             live.append(store.revise_memory_entry("s:1", old, text).citation)
-        else:
+        elif action < 0.9:
             store.retire_memory_entry("s:1", live.pop(rng.randrange(len(live))))
+        else:
+            store.erase_memory_entry("s:1", live.pop(rng.randrange(len(live))).entry_id)

@@ -41,9 +41,11 @@ MAX_TERM_LENGTH = 64
 def document_terms(text: str) -> Counter[str]:
     """Term frequencies of a document: words, CJK characters, and adjacent CJK pairs."""
     texts, cjk = token_texts(text)
-    counts = Counter(term[:MAX_TERM_LENGTH] for term in texts)
+    counts = Counter(texts)  # counted in C; a word over the limit is rare, so cut only then
+    if max(map(len, counts), default=0) > MAX_TERM_LENGTH:
+        counts = Counter(term[:MAX_TERM_LENGTH] for term in texts)
     if cjk is not None:
-        counts.update(texts[i - 1] + texts[i] for i in range(1, len(texts)) if cjk[i] and cjk[i - 1])
+        counts.update([a + b for a, b, x, y in zip(texts, texts[1:], cjk, cjk[1:], strict=False) if x and y])
     return counts
 
 

@@ -33,6 +33,8 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020
 # A CJK character alone, or a run of word characters (str.isalnum() or "_", which is what `\w`
 # means for str patterns) that are not CJK. One C-level scan instead of a Python loop per character.
 _TOKEN = re.compile(f"([{_CJK}])|([^\\W{_CJK}]+)")
+_CJK_RUN_OR_WORD = re.compile(f"([{_CJK}]+)|([^\\W{_CJK}]+)")
+_ASCII_WORD = re.compile(r"\w+", re.ASCII)
 
 # Function words that say nothing about what an entry is about, after normalisation and before
 # stemming; `s`, `t`, `ll`, … are what is left of contractions and possessives.
@@ -214,12 +216,27 @@ def tokens(text: str) -> list[Token]:
 def token_texts(text: str) -> tuple[list[str], list[bool] | None]:
     """Each token's text in order (stemmed word or CJK character), like `tokens` without the
     Token objects (a third of indexing's time), and which are CJK characters (None: none is)."""
-    found = _TOKEN.findall(normalise(text))
-    stems = _STEMS([word for cjk, word in found if not cjk])
+    normalised = normalise(text)
+    if normalised.isascii():
+        # The same words as `_TOKEN` finds in ASCII text, where a word character is [a-z0-9_]
+        # once case-folded; the plain class scans about three times faster.
+        return _STEMS(_ASCII_WORD.findall(normalised)), None
+    # CJK runs whole, split into characters here: one match per run rather than per character.
+    found = _CJK_RUN_OR_WORD.findall(normalised)
+    stems = _STEMS([word for run, word in found if not run])
     if len(stems) == len(found):
         return stems, None
     rest = iter(stems)
-    return [cjk or next(rest) for cjk, _ in found], [bool(cjk) for cjk, _ in found]
+    texts: list[str] = []
+    cjk: list[bool] = []
+    for run, _ in found:
+        if run:
+            texts += run
+            cjk += [True] * len(run)
+        else:
+            texts.append(next(rest))
+            cjk.append(False)
+    return texts, cjk
 
 
 def first_match(text: str, terms: Collection[str]) -> int | None:

@@ -35,7 +35,7 @@ TABLES = (
     "artifact_heads",
     "candidates",
     "search_docs",
-    "search_postings",
+    "search_segments",
     "search_stats",
     "search_log",
 )

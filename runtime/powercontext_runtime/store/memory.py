@@ -22,16 +22,28 @@ from .clock import now
 from .conn import Conn
 
 
-def remember(conn: Conn, scope_id: str, text: str, kind: str, expected_revision: int | None) -> MemoryEntry:
-    citation = remember_batch(conn, scope_id, [(text, kind)], expected_revision)[0]
+def remember(
+    conn: Conn,
+    scope_id: str,
+    text: str,
+    kind: str,
+    expected_revision: int | None,
+    tokenised: sql_search.TokenisedDocuments,
+) -> MemoryEntry:
+    citation = remember_batch(conn, scope_id, [(text, kind)], expected_revision, tokenised)[0]
     return MemoryEntry(citation, text, kind, "active")
 
 
 def remember_batch(
-    conn: Conn, scope_id: str, entries: Sequence[tuple[str, str]], expected_revision: int | None
+    conn: Conn,
+    scope_id: str,
+    entries: Sequence[tuple[str, str]],
+    expected_revision: int | None,
+    tokenised: sql_search.TokenisedDocuments,
 ) -> list[MemoryCitation]:
     """Add `entries` (text, kind) in order, one Memory revision each, with a statement per table
-    rather than per entry: a batch of 500 costs about as many round trips as one remember."""
+    rather than per entry: a batch of 500 costs about as many round trips as one remember.
+    `tokenised` is `sql_search.tokenise_documents` of the texts, done before the transaction."""
     row = conn.execute(
         "SELECT scope_key, memory_revision, entry_counter FROM scopes WHERE scope_id = ? FOR UPDATE",
         (scope_id,),
@@ -67,12 +79,7 @@ def remember_batch(
             (scope_key, *version_ids),
         ).fetchall()
     )
-    sql_search.index_documents(
-        conn,
-        scope_key,
-        MEMORY_FAMILY,
-        [(int(keys[v]), text) for v, (*_, text, _) in zip(version_ids, added, strict=True)],
-    )
+    sql_search.write_documents(conn, scope_key, MEMORY_FAMILY, [int(keys[v]) for v in version_ids], tokenised)
     created = now()
     conn.executemany(
         "INSERT INTO memory_revisions (scope_key, revision, operation, entry_id, created_at) VALUES (?, ?, ?, ?, ?)",

@@ -8,7 +8,7 @@ OceanBase commits DDL implicitly: a migration's data step runs after its tables 
 from __future__ import annotations
 
 from .migrations import Migration
-from .search_backfill import backfill, reindex
+from .search_backfill import reindex
 
 _TABLE = "DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin"
 # One node, one partition per table: auto-increment keys grow with insertion order, which search
@@ -165,7 +165,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             PRIMARY KEY (scope_key, family, generation)
         ) {_TABLE}
         """,
-        after=backfill,
+        # Its data step (index every head) is 7's now: today's code writes 7's tables.
     ),
     Migration(
         5,
@@ -173,7 +173,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         -- Terms are normalised (NFKC, case folding) and stemmed since this version (recall/tokens.py):
         -- every head is indexed again.
         """,
-        after=reindex,
+        # Its data step (index every head again) is 7's now, for the same reason.
     ),
     Migration(
         6,
@@ -185,5 +185,23 @@ MIGRATIONS: tuple[Migration, ...] = (
             PRIMARY KEY (scope_key, entry_id)
         ) {_TABLE}
         """,
+    ),
+    Migration(
+        7,
+        f"""
+        -- Postings a row per term and index write, packed (see sql_search.py): a batch of entries
+        -- writes a row per distinct term instead of one per posting. Every head is indexed again.
+        DROP TABLE search_postings;
+        CREATE TABLE search_segments (
+            scope_key BIGINT NOT NULL,
+            family VARCHAR(32) NOT NULL,
+            term VARCHAR(256) NOT NULL,
+            segment BIGINT NOT NULL,
+            postings LONGBLOB NOT NULL,
+            PRIMARY KEY (scope_key, family, term, segment)
+        ) {_TABLE};
+        ALTER TABLE search_docs ADD COLUMN segment BIGINT NOT NULL DEFAULT 0
+        """,
+        after=reindex,
     ),
 )

@@ -181,14 +181,18 @@ class SqlStore:
 
     # Memory -------------------------------------------------------------------------------------
     def remember(self, scope_id: str, text: str, kind: str, expected_revision: int | None) -> MemoryEntry:
+        tokenised = sql_search.tokenise_documents([text])  # before the write lock: see remember_batch
         with self._transaction(write=True) as conn:
-            return memory.remember(conn, scope_id, text, kind, expected_revision)
+            return memory.remember(conn, scope_id, text, kind, expected_revision, tokenised)
 
     def remember_batch(
         self, scope_id: str, entries: Sequence[tuple[str, str]], expected_revision: int | None
     ) -> list[MemoryCitation]:
+        # Tokenising is most of a batch's Python work and needs no database: done before the write
+        # lock, another worker's batch can be written meanwhile.
+        tokenised = sql_search.tokenise_documents([text for text, _ in entries])
         with self._transaction(write=True) as conn:
-            return memory.remember_batch(conn, scope_id, entries, expected_revision)
+            return memory.remember_batch(conn, scope_id, entries, expected_revision, tokenised)
 
     def erase_memory_entry(self, scope_id: str, entry_id: str) -> tuple[int, int]:
         with self._transaction(write=True) as conn:

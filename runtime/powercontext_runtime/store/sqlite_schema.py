@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .migrations import Migration
-from .search_backfill import backfill, reindex
+from .search_backfill import reindex
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
@@ -177,7 +177,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             PRIMARY KEY (scope_key, family, generation)
         ) WITHOUT ROWID;
         """,
-        after=backfill,
+        # Its data step (index every head) is 7's now: today's code writes 7's tables.
     ),
     Migration(
         5,
@@ -185,7 +185,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         -- Terms are normalised (NFKC, case folding) and stemmed since this version (recall/tokens.py):
         -- every head is indexed again.
         """,
-        after=reindex,
+        # Its data step (index every head again) is 7's now, for the same reason.
     ),
     Migration(
         6,
@@ -198,5 +198,23 @@ MIGRATIONS: tuple[Migration, ...] = (
             PRIMARY KEY (scope_key, entry_id)
         )
         """,
+    ),
+    Migration(
+        7,
+        """
+        -- Postings a row per term and index write, packed (see sql_search.py): a batch of entries
+        -- writes a row per distinct term instead of one per posting. Every head is indexed again.
+        DROP TABLE search_postings;
+        CREATE TABLE search_segments (
+            scope_key INTEGER NOT NULL,
+            family TEXT NOT NULL,
+            term TEXT NOT NULL,
+            segment INTEGER NOT NULL,
+            postings BLOB NOT NULL,
+            PRIMARY KEY (scope_key, family, term, segment)
+        ) WITHOUT ROWID;
+        ALTER TABLE search_docs ADD COLUMN segment INTEGER NOT NULL DEFAULT 0
+        """,
+        after=reindex,
     ),
 )
