@@ -19,6 +19,7 @@ from powercontext_api.models import PrepareContextRequest, RememberRequest, Scop
 from powercontext_runtime import Settings, backend_for, open_application
 from powercontext_runtime.store import copy as store_copy
 from powercontext_runtime.store.copy import TABLES, CopyFailed, CopyRefused, copy_store
+from powercontext_runtime.store.sql_search import unpack_postings
 from powercontext_server.cli import main as server_main
 
 from .faults import FailingBackend
@@ -49,9 +50,18 @@ def table_rows(url: str) -> dict[str, list[tuple[Any, ...]]]:
     backend = backend_for(url)
     conn = backend.connect()
     try:
-        return {t: sorted(tuple(r) for r in conn.execute(f"SELECT * FROM {t}").fetchall()) for t in TABLES}
+        rows = {t: sorted(tuple(r) for r in conn.execute(f"SELECT * FROM {t}").fetchall()) for t in TABLES}
     finally:
         backend.close(conn)
+    # A single posting is an integer in SQLite and its digits in OceanBase's LONGBLOB: compare the
+    # postings each row stands for.
+    rows["search_segments"] = [(*row[:4], decoded(row[3], row[4])) for row in rows["search_segments"]]
+    return rows
+
+
+def decoded(segment: int, packed: int | bytes) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    keys, tfs = unpack_postings(segment, packed)
+    return tuple(keys.tolist()), tuple(tfs.tolist())
 
 
 @pytest.fixture

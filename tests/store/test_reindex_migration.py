@@ -30,8 +30,10 @@ def postings(url: str) -> Counter[tuple[str, str]]:
     conn = backend.connect()
     try:
         found: Counter[tuple[str, str]] = Counter()
-        for family, term, blob in conn.execute("SELECT family, term, postings FROM search_segments"):
-            found[(family, term)] += int(unpack_postings(bytes(blob))[1].sum())
+        for family, term, segment, packed in conn.execute(
+            "SELECT family, term, segment, postings FROM search_segments"
+        ):
+            found[(family, term)] += int(unpack_postings(int(segment), packed)[1].sum())
         return found
     finally:
         backend.close(conn)

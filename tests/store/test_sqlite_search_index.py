@@ -38,10 +38,10 @@ def head_texts(db: Path) -> dict[tuple[int, str], list[str]]:
 def index_terms(db: Path) -> dict[tuple[int, str], Counter[str]]:
     conn = sqlite3.connect(db)
     found: dict[tuple[int, str], Counter[str]] = {}
-    for scope_key, family, term, postings in conn.execute(
-        "SELECT scope_key, family, term, postings FROM search_segments"
+    for scope_key, family, term, segment, postings in conn.execute(
+        "SELECT scope_key, family, term, segment, postings FROM search_segments"
     ):
-        keys, _ = unpack_postings(postings)
+        keys, _ = unpack_postings(segment, postings)
         found.setdefault((scope_key, family), Counter())[term] += len(keys)
     conn.close()
     return found

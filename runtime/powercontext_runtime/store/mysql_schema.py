@@ -190,7 +190,8 @@ MIGRATIONS: tuple[Migration, ...] = (
         7,
         f"""
         -- Postings a row per term and index write, packed (see sql_search.py): a batch of entries
-        -- writes a row per distinct term instead of one per posting. Every head is indexed again.
+        -- writes a row per distinct term instead of one per posting; a row of one posting holds only
+        -- its tf. Every head is indexed again.
         DROP TABLE search_postings;
         CREATE TABLE search_segments (
             scope_key BIGINT NOT NULL,

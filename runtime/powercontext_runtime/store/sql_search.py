@@ -4,8 +4,12 @@ through the in-memory mirror (`search_mirror.py`).
 Postings are stored a row per term and index write (`search_segments`): the row holds the term's
 (document, term frequency) pairs among the documents that write indexed, packed. A batch of 500
 entries then inserts about 2,000 rows instead of 30,000 single postings into the term-clustered
-table, which is what bounded ingest; a term's postings are still one range read. Each document
-records its write's `segment` so that unindexing rewrites only the rows that hold it.
+table, which is what bounded ingest; a term's postings are still one range read. A segment is
+named by the smallest document key it holds, and keys are packed as offsets from it. A row whose
+one posting is the segment's own document (every row of a single remember) holds just its term
+frequency as an integer: Python's sqlite3 binds a blob (or a NULL) about 1 µs slower, a third of
+such a row's insert. Each document records its segment so that unindexing rewrites only the rows
+that hold it.
 """
 
 from __future__ import annotations
@@ -26,17 +30,42 @@ from .search_mirror import FamilyMirror, SearchMirror, encode_terms
 LOG_RETAIN = 4096
 _PRUNE_EVERY = 256
 _BIG_ENDIAN = sys.byteorder == "big"
+_MAX_OFFSET = 2**32 - 1
 
 
-def pack_postings(doc_keys: Sequence[int], tfs: Sequence[int]) -> bytes:
-    """A term's postings in one segment: the document keys as little-endian int64, then the term
-    frequencies as little-endian int32, in the same order."""
-    return np.asarray(doc_keys, "<i8").tobytes() + _int32_bytes(tfs)
+def pack_postings(segment: int, doc_keys: Sequence[int], tfs: Sequence[int]) -> int | bytes:
+    """A term's postings in one segment: the term frequency alone when its one document is the
+    segment's own, else the term frequencies as little-endian int32 followed by each document's
+    key less the segment's as little-endian uint32 (a multiple of 8 bytes)."""
+    if len(doc_keys) == 1 and doc_keys[0] == segment:
+        return int(tfs[0])
+    return _int32_bytes(tfs) + _offsets(segment, doc_keys)
 
 
-def unpack_postings(blob: bytes) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int32]]:
-    count = len(blob) // 12
-    return np.frombuffer(blob, "<i8", count), np.frombuffer(blob, "<i4", count, 8 * count)
+def unpack_postings(segment: int, packed: int | bytes) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int32]]:
+    """(document keys, term frequencies) of a row packed by `pack_postings`."""
+    tf = _single(packed)
+    if tf is not None:
+        return np.array([segment], np.int64), np.array([tf], np.int32)
+    blob = bytes(packed)
+    count = len(blob) // 8
+    offsets = np.frombuffer(blob, "<u4", count, 4 * count)
+    return offsets.astype(np.int64) + segment, np.frombuffer(blob, "<i4", count)
+
+
+def _single(packed: int | bytes) -> int | None:
+    """The term frequency of a single-posting row, else None. SQLite gives the integer back;
+    OceanBase's LONGBLOB keeps its decimal digits, fewer than 8 (a text has under 10^7 words)."""
+    if isinstance(packed, int):
+        return packed
+    return int(packed) if len(packed) < 8 else None
+
+
+def _offsets(segment: int, doc_keys: Sequence[int] | npt.NDArray[np.int64]) -> bytes:
+    offsets = np.asarray(doc_keys, np.int64) - segment
+    if len(offsets) and offsets.max() > _MAX_OFFSET:  # the segment is the smallest key: none is below
+        raise ValueError("document keys too far apart for one index segment")
+    return offsets.astype("<u4").tobytes()
 
 
 def _int32_bytes(values: Sequence[int]) -> bytes:
@@ -57,29 +86,36 @@ class TokenisedDocuments:
     terms: list[str]  # the distinct terms, sorted: the table's primary-key order
     positions: npt.NDArray[np.intp]  # term i's documents are positions[bounds[i]:bounds[i + 1]]
     bounds: list[int]
-    tfs: list[bytes]  # term i's term frequencies, packed
+    tfs: list[int]  # the term frequencies in the same order
+    packed_tfs: bytes  # the same, 4 bytes each
 
 
 def tokenise_documents(texts: Sequence[str]) -> TokenisedDocuments:
     counted = [document_terms(text) for text in texts]
-    grouped: dict[str, tuple[list[int], list[int]]] = {}
-    for position, terms in enumerate(counted):
-        for term, tf in terms.items():
-            postings = grouped.get(term)
-            if postings is None:
-                grouped[term] = ([position], [tf])
-            else:
-                postings[0].append(position)
-                postings[1].append(tf)
-    ordered = sorted(grouped)
     positions: list[int] = []
-    bounds = [0]
-    tfs = []
-    for term in ordered:
-        held, counts = grouped[term]
-        positions += held
-        bounds.append(len(positions))
-        tfs.append(_int32_bytes(counts))
+    tfs: list[int] = []
+    if len(counted) == 1:  # a single remember: each term's one posting is the document's
+        ordered = sorted(counted[0])
+        positions = [0] * len(ordered)
+        tfs = [counted[0][term] for term in ordered]
+        bounds = list(range(len(ordered) + 1))
+    else:
+        grouped: dict[str, tuple[list[int], list[int]]] = {}
+        for position, terms in enumerate(counted):
+            for term, tf in terms.items():
+                postings = grouped.get(term)
+                if postings is None:
+                    grouped[term] = ([position], [tf])
+                else:
+                    postings[0].append(position)
+                    postings[1].append(tf)
+        ordered = sorted(grouped)
+        bounds = [0]
+        for term in ordered:
+            held, counts = grouped[term]
+            positions += held
+            tfs += counts
+            bounds.append(len(positions))
     return TokenisedDocuments(
         [sum(terms.values()) for terms in counted],
         [encode_terms(terms) for terms in counted],
@@ -87,6 +123,7 @@ def tokenise_documents(texts: Sequence[str]) -> TokenisedDocuments:
         np.array(positions, np.intp),
         bounds,
         tfs,
+        _int32_bytes(tfs),
     )
 
 
@@ -104,9 +141,11 @@ def write_documents(
     conn: Conn, scope_key: int, family: str, doc_keys: Sequence[int], tokenised: TokenisedDocuments
 ) -> None:
     """Index documents under consecutive generations, in order, with a statement per table, and log
-    each change for the mirrors to replay. The documents form one segment, named by the first
-    generation they take."""
-    count, lengths = len(doc_keys), tokenised.lengths
+    each change for the mirrors to replay. The documents form one segment, named by their
+    smallest key."""
+    if not doc_keys:
+        return
+    count, lengths, segment = len(doc_keys), tokenised.lengths, min(doc_keys)
     conn.execute(
         "INSERT INTO search_stats (scope_key, family, documents, total_length, generation) VALUES (?, ?, ?, ?, ?)"
         " ON CONFLICT (scope_key, family) DO UPDATE SET documents = documents + excluded.documents,"
@@ -117,17 +156,22 @@ def write_documents(
     first = last - count + 1
     conn.executemany(
         "INSERT INTO search_docs (family, doc_key, scope_key, length, segment) VALUES (?, ?, ?, ?, ?)",
-        [(family, key, scope_key, length, first) for key, length in zip(doc_keys, lengths, strict=True)],
+        [(family, key, scope_key, length, segment) for key, length in zip(doc_keys, lengths, strict=True)],
     )
-    keys = np.asarray(doc_keys, "<i8")[tokenised.positions]
-    bounds = tokenised.bounds
+    held = np.asarray(doc_keys, np.int64)[tokenised.positions]
+    offsets, tfs, packed = _offsets(segment, held), tokenised.tfs, tokenised.packed_tfs
+    rows: list[tuple[int, str, str, int, int | bytes]] = []
+    for term, start, end in zip(tokenised.terms, tokenised.bounds, tokenised.bounds[1:], strict=False):
+        if end - start == 1 and held[start] == segment:
+            rows.append((scope_key, family, term, segment, tfs[start]))
+        else:
+            rows.append(
+                (scope_key, family, term, segment, packed[4 * start : 4 * end] + offsets[4 * start : 4 * end])
+            )
+    # In primary-key order (by term): the B-tree then fills page by page instead of all over.
     conn.executemany(
         "INSERT INTO search_segments (scope_key, family, term, segment, postings) VALUES (?, ?, ?, ?, ?)",
-        # In primary-key order (by term): the B-tree then fills page by page instead of all over.
-        [
-            (scope_key, family, term, first, keys[bounds[i] : bounds[i + 1]].tobytes() + tfs)
-            for i, (term, tfs) in enumerate(zip(tokenised.terms, tokenised.tfs, strict=True))
-        ],
+        rows,
     )
     conn.executemany(
         "INSERT INTO search_log (scope_key, family, generation, doc_key, length, terms) VALUES (?, ?, ?, ?, ?, ?)",
@@ -162,18 +206,24 @@ def _drop_postings(
     """Take the document out of its segment's rows: one read, then a statement per kind of change
     (each a round trip on OceanBase); a row left without postings is deleted."""
     where = f"scope_key = ? AND family = ? AND segment = ? AND term IN ({_marks(terms)})"
-    rewritten: list[tuple[bytes, int, str, str, int]] = []
+    rewritten: list[tuple[int | bytes, int, str, str, int]] = []
     emptied: list[str] = []
-    for term, blob in conn.execute(
+    for term, packed in conn.execute(
         f"SELECT term, postings FROM search_segments WHERE {where}", (scope_key, family, segment, *terms)
     ).fetchall():
-        keys, tfs = unpack_postings(bytes(blob))
+        keys, tfs = unpack_postings(segment, packed)
         keep = keys != doc_key
         if keep.all():
             continue
         if keep.any():
             rewritten.append(
-                (pack_postings(keys[keep].tolist(), tfs[keep].tolist()), scope_key, family, term, segment)
+                (
+                    pack_postings(segment, keys[keep].tolist(), tfs[keep].tolist()),
+                    scope_key,
+                    family,
+                    term,
+                    segment,
+                )
             )
         else:
             emptied.append(term)
@@ -333,11 +383,15 @@ def _read_terms(
     conn: Conn, scope_key: int, family: str, terms: list[str]
 ) -> dict[str, list[tuple[int, int]]]:
     rows: dict[str, list[tuple[int, int]]] = {term: [] for term in terms}
-    for term, blob in conn.execute(
-        "SELECT term, postings FROM search_segments"
+    for term, segment, packed in conn.execute(
+        "SELECT term, segment, postings FROM search_segments"
         f" WHERE scope_key = ? AND family = ? AND term IN ({_marks(terms)})",
         (scope_key, family, *terms),
     ):
-        keys, tfs = unpack_postings(bytes(blob))
+        tf = _single(packed)
+        if tf is not None:  # the common single posting, without arrays
+            rows[term].append((int(segment), tf))
+            continue
+        keys, tfs = unpack_postings(int(segment), packed)
         rows[term].extend(zip(keys.tolist(), tfs.tolist(), strict=True))
     return rows
