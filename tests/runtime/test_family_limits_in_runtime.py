@@ -17,6 +17,8 @@ from powercontext_runtime import InvalidRequest, Settings, open_application
         FamilySection.model_construct(family="memory", limit=12),
         FamilySection.model_construct(family="topic-memory", limit=0),
         ExperienceSection.model_construct(family="experience", limit=3),
+        FamilySection.model_construct(family="profile", limit="8"),  # the contract's limits are integers
+        FamilySection.model_construct(family="profile", limit=True),
     ],
 )
 def test_a_section_limit_out_of_its_familys_bounds_is_refused_without_parsing(
