@@ -7,11 +7,11 @@ output of a prepare request without an assembly, and `receipt` what each did wit
 """
 
 from .budget import ELLIPSIS, ELLIPSIS_BYTES, MAX_BODY_BYTES, MIN_TRUNCATED_BODY_BYTES, FittedBody, fit_body
-from .builder import AssemblyOptions, BuiltContext, Section, build_text_context
+from .builder import AssemblyOptions, Section, build_text_context
 from .legacy import build_legacy_context, prepare_legacy
 from .markdown import document, quote_body
 from .notice import TRUST_NOTICE
-from .receipt import Considered
+from .receipt import BuiltContext, Considered
 
 __all__ = [
     "ELLIPSIS",

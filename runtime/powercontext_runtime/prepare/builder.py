@@ -1,9 +1,9 @@
 """PreparedContextBuilder for assembly requests: sections in request order, limits, byte budget.
 
 Each family's pool is cleaned first (blank bodies and repeated identities dropped); recall ranks
-count the cleaned pool. Section order is budget priority: each family fits its candidates, in recall order, into what the
-earlier families left, until it has included `limit` entries or run out. Candidates that do not
-fit are skipped and later, shorter ones still tried. Byte accounting is incremental: every entry's
+count the cleaned pool. Section order is budget priority: each family fits its candidates, in
+recall order, into what the earlier families left, until it has included `limit` entries or run
+out. Candidates that do not fit are skipped and later, shorter ones still tried. Byte accounting is incremental: every entry's
 cost is the size of the exact strings the renderer returns, so the document is their concatenation.
 """
 
@@ -13,10 +13,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..models import PreparedContext
-from ..recall.pools import Candidate, Origin
+from ..recall.pools import Candidate
 from .budget import MIN_TRUNCATED_BODY_BYTES, fit_body
 from .markdown import FRAME_BYTES, document, entry_text, metadata_block, quote_body, section_heading
-from .receipt import Considered, clean, left_out, skip_reason
+from .receipt import BuiltContext, Considered, clean, left_out, skip_reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,20 +30,6 @@ class AssemblyOptions:
     sections: tuple[Section, ...]
     show_confidence: bool = False
     show_recall_rank: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class BuiltContext:
-    """The response and its receipt: every candidate of the families asked for, section by
-    section, the included ones in output order."""
-
-    result: PreparedContext
-    receipt: tuple[Considered, ...] = ()
-
-    @property
-    def origins(self) -> tuple[Origin, ...]:
-        """The exact origins of the entries the text includes, in output order."""
-        return tuple(c.candidate.origin for c in self.receipt if c.included)
 
 
 def _size(text: str) -> int:

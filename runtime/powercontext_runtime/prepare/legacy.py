@@ -14,9 +14,8 @@ from typing import Any
 from ..models import PreparedContext
 from ..recall.pools import Candidate, Origin
 from .budget import BodyCost, Piece, fit_body
-from .builder import BuiltContext
 from .notice import TRUST_NOTICE
-from .receipt import Considered, clean, skip_reason
+from .receipt import BuiltContext, Considered, clean, skip_reason
 
 BEGIN_MARKER = "BEGIN_POWERCONTEXT_PREPARED_CONTEXT_V1"
 END_MARKER = "END_POWERCONTEXT_PREPARED_CONTEXT_V1"

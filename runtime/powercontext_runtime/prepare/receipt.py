@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ..recall.pools import Candidate
+from ..models import PreparedContext
+from ..recall.pools import Candidate, Origin
 
 Reason = Literal["limit", "budget", "below_minimum_body", "blank", "duplicate"]
 
@@ -52,3 +53,17 @@ def skip_reason(room_full: int, room_truncated: int) -> Reason:
 
 def left_out(candidates: Sequence[Candidate], first_rank: int, reason: Reason) -> list[Considered]:
     return [Considered(c, rank, reason) for rank, c in enumerate(candidates, start=first_rank)]
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltContext:
+    """The response and its receipt: every candidate of the families asked for, section by
+    section, the included ones in output order."""
+
+    result: PreparedContext
+    receipt: tuple[Considered, ...] = ()
+
+    @property
+    def origins(self) -> tuple[Origin, ...]:
+        """The exact origins of the entries the text includes, in output order."""
+        return tuple(c.candidate.origin for c in self.receipt if c.included)
