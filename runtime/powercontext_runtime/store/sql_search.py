@@ -87,7 +87,6 @@ class TokenisedDocuments:
     positions: npt.NDArray[np.intp]  # term i's documents are positions[bounds[i]:bounds[i + 1]]
     bounds: list[int]
     tfs: list[int]  # the term frequencies in the same order
-    packed_tfs: bytes  # the same, 4 bytes each
 
 
 def tokenise_documents(texts: Sequence[str]) -> TokenisedDocuments:
@@ -123,7 +122,6 @@ def tokenise_documents(texts: Sequence[str]) -> TokenisedDocuments:
         np.array(positions, np.intp),
         bounds,
         tfs,
-        _int32_bytes(tfs),
     )
 
 
@@ -159,7 +157,8 @@ def write_documents(
         [(family, key, scope_key, length, segment) for key, length in zip(doc_keys, lengths, strict=True)],
     )
     held = np.asarray(doc_keys, np.int64)[tokenised.positions]
-    offsets, tfs, packed = _offsets(segment, held), tokenised.tfs, tokenised.packed_tfs
+    tfs = tokenised.tfs
+    offsets, packed = _offsets(segment, held), _int32_bytes(tfs)
     rows: list[tuple[int, str, str, int, int | bytes]] = []
     for term, start, end in zip(tokenised.terms, tokenised.bounds, tokenised.bounds[1:], strict=False):
         if end - start == 1 and held[start] == segment:
