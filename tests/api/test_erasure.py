@@ -97,6 +97,39 @@ def test_an_erased_entry_is_gone_from_every_read_and_every_file(start_server: An
         assert files_holding(server, kept)  # the rest is still there
 
 
+def test_an_entry_erased_from_a_batch_leaves_its_neighbours_whole(start_server: Any, backend: str) -> None:
+    """A batch is indexed and logged as one write; erasing one of its entries takes that entry's
+    words out of both, and the others stay found."""
+    server = start_server()
+    markers = [planted() for _ in range(4)]
+    with httpx.Client(base_url=server.base_url, timeout=30) as http:
+        scope_id = new_scope(http)
+        prepare_once = http.post("/v1/context/prepare", json={"scope_id": scope_id, "query": "locker"})
+        assert prepare_once.status_code == 200  # a mirror exists and replays the batch below
+        added = http.post(
+            "/v1/memory/remember/batch",
+            json={"scope_id": scope_id, "entries": [{"text": f"locker {m} shared words"} for m in markers]},
+        )
+        assert added.status_code == 200, added.text
+        if backend == "sqlite":
+            assert set().union(*files_holding(server, *markers).values()) == set(markers)
+        assert erase(http, scope_id, "entry-2").status_code == 200
+        for index, marker in enumerate(markers):
+            hits = http.post("/v1/memory/search", json={"scope_id": scope_id, "query": marker}).json()["hits"]
+            assert [hit["citation"]["entry_id"] for hit in hits] == (
+                [] if index == 1 else [f"entry-{index + 1}"]
+            )
+        shared = http.post("/v1/memory/search", json={"scope_id": scope_id, "query": "shared locker"}).json()
+        assert sorted(hit["citation"]["entry_id"] for hit in shared["hits"]) == [
+            "entry-1",
+            "entry-3",
+            "entry-4",
+        ]
+    if backend == "sqlite":
+        assert files_holding(server, markers[1]) == {}
+        assert files_holding(server, markers[0], markers[2], markers[3])
+
+
 def test_an_erased_scope_leaves_nothing_and_its_id_starts_afresh(start_server: Any, backend: str) -> None:
     server = start_server()
     marks = {

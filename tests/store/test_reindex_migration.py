@@ -1,6 +1,6 @@
-"""An upgraded store's index is what a new one would hold: migration 7 indexes every head again,
-with today's terms (normalised, stemmed, since 5) in today's rows (segments, since 7), on both
-backends."""
+"""An upgraded store's index is what a new one would hold, on both backends: from before 7, every
+head is indexed again with today's terms (normalised, stemmed, since 5) in today's rows (segments,
+since 7); from 7, the postings stay and only the log changes form (8)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from devtools.seekdb import SeekdbServer
 from powercontext_runtime import backend_for
 from powercontext_runtime.models import ExperienceFields, Scope
 from powercontext_runtime.recall import document_terms, parse_query
-from powercontext_runtime.store.sql_search import unpack_postings
+from powercontext_runtime.store.conn import Conn
+from powercontext_runtime.store.sql_search import LOG_RETAIN, unpack_postings
 from powercontext_runtime.store.sql_store import SqlStore
 
 
@@ -40,13 +41,26 @@ def postings(url: str) -> Counter[tuple[str, str]]:
         backend.stop()
 
 
+def old_log(conn: Conn) -> None:
+    """The log as versions 4 to 7 kept it: a row per document, its terms as JSON; no record of 8."""
+    conn.execute("DROP TABLE search_log")
+    conn.execute(
+        "CREATE TABLE search_log (scope_key BIGINT NOT NULL, family VARCHAR(32) NOT NULL,"
+        " generation BIGINT NOT NULL, doc_key BIGINT NOT NULL, length BIGINT NOT NULL, terms LONGTEXT,"
+        " PRIMARY KEY (scope_key, family, generation))"
+    )
+    conn.execute("INSERT INTO search_log VALUES (1, 'memory', 1, 1, 4, '{\"releas\":1}')")
+    conn.execute("DELETE FROM schema_migrations WHERE version = 8")
+
+
 def make_old(url: str) -> None:
     """Turn the database into what version 6 was: postings a row each, with terms as version 4
-    wrote them (lower-cased, unstemmed words), and no record of 7."""
+    wrote them (lower-cased, unstemmed words), the old log, and no record of 7 or 8."""
     backend = backend_for(url)
     conn = backend.connect()
     try:
         backend.begin(conn, True)
+        old_log(conn)
         conn.execute("DROP TABLE search_segments")
         conn.execute("ALTER TABLE search_docs DROP COLUMN segment")
         conn.execute(
@@ -90,3 +104,43 @@ def test_an_upgraded_store_is_indexed_as_a_new_one_would_be(
     finally:
         upgraded.close()
     assert expected[("memory", "releas")] == 1 and sum(document_terms("ＡＰＩ").values()) == 1
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "oceanbase"])
+def test_from_version_7_the_postings_stay_and_mirrors_rebuild(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    url = database_url(backend, tmp_path, request)
+    store = SqlStore(backend_for(url))
+    store.create_scope(Scope("s:1", "", "", (), 1))
+    store.remember_batch("s:1", [("Releases ship on Fridays", "fact"), ("Keys rotate monthly", "fact")], None)
+    expected = postings(url)
+    store.close()
+
+    old = backend_for(url)
+    conn = old.connect()
+    try:
+        old.begin(conn, True)
+        old_log(conn)
+        (generation,) = conn.execute("SELECT generation FROM search_stats WHERE family = 'memory'").fetchone()
+        old.commit(conn)
+    finally:
+        old.close(conn)
+        old.stop()
+    upgraded = SqlStore(backend_for(url))
+    try:
+        assert postings(url) == expected
+        check = backend_for(url)
+        conn = check.connect()
+        try:
+            assert conn.execute("SELECT COUNT(*) FROM search_log").fetchone()[0] == 0
+            (moved,) = conn.execute("SELECT generation FROM search_stats WHERE family = 'memory'").fetchone()
+        finally:
+            check.close(conn)
+            check.stop()
+        assert moved > generation + LOG_RETAIN  # no mirror can replay across the change of form
+        upgraded.remember("s:1", "Release notes go out on Mondays", "fact", None)
+        texts = [h.text for h in upgraded.search_memory(["s:1"], parse_query("release"), 5)[0]]
+        assert sorted(texts) == ["Release notes go out on Mondays", "Releases ship on Fridays"]
+    finally:
+        upgraded.close()

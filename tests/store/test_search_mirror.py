@@ -20,7 +20,7 @@ import pytest
 from powercontext_runtime.models import MemoryCitation, Scope
 from powercontext_runtime.recall import parse_query
 from powercontext_runtime.recall.bm25 import K1, SCORE_DIGITS, B, document_terms, query_terms
-from powercontext_runtime.store import search_mirror, sql_search
+from powercontext_runtime.store import index_log, search_mirror, sql_search
 from powercontext_runtime.store.backends import SqliteBackend
 from powercontext_runtime.store.search_mirror import SearchMirror
 from powercontext_runtime.store.sql_store import SqlStore
@@ -200,8 +200,8 @@ def test_a_snapshot_older_than_the_mirror_still_finds_the_version_it_sees_as_hea
 def test_a_batch_is_indexed_and_replayed_exactly_as_single_writes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A batch takes one generation per document, in order: a mirror that replays it, one that
-    rebuilds after the log was pruned across it, and BM25 over the heads all agree."""
+    """A batch takes one generation per document, in order, and one log row: a mirror that replays
+    it, one that rebuilds after the log was pruned across it, and BM25 over the heads all agree."""
     monkeypatch.setattr(sql_search, "LOG_RETAIN", 8)
     monkeypatch.setattr(sql_search, "_PRUNE_EVERY", 4)
     db = tmp_path / "db.sqlite3"
@@ -219,9 +219,15 @@ def test_a_batch_is_indexed_and_replayed_exactly_as_single_writes(
             assert texts(replaying, query) == expected, query
             assert texts(writer, query) == expected, query
     conn = sqlite3.connect(db)
-    generations = [g for (g,) in conn.execute("SELECT generation FROM search_log ORDER BY generation")]
+    logged = [
+        (g, len(index_log.unpack(k, added).doc_keys))
+        for g, k, added in conn.execute(
+            "SELECT generation, doc_key, added FROM search_log ORDER BY generation"
+        )
+    ]
     conn.close()
-    assert generations == list(range(generations[0], 10 + 1)) and generations[0] > 1  # pruned, no gaps
+    # A row per write, named by the last generation it takes; the first remember (1) was pruned.
+    assert logged == [(4, 3), (5, 1), (10, 5)]
     stranger = SqlStore(SqliteBackend(str(db)))
     for query in QUERIES:
         assert texts(stranger, query) == reference_ranking(db, "s:1", query, 5), query

@@ -8,7 +8,7 @@ OceanBase commits DDL implicitly: a migration's data step runs after its tables 
 from __future__ import annotations
 
 from .migrations import Migration
-from .search_backfill import reindex
+from .search_backfill import upgrade_index
 
 _TABLE = "DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin"
 # One node, one partition per table: auto-increment keys grow with insertion order, which search
@@ -165,7 +165,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             PRIMARY KEY (scope_key, family, generation)
         ) {_TABLE}
         """,
-        # Its data step (index every head) is 7's now: today's code writes 7's tables.
+        # Its data step (index every head) is 8's now: today's code writes 8's tables.
     ),
     Migration(
         5,
@@ -173,7 +173,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         -- Terms are normalised (NFKC, case folding) and stemmed since this version (recall/tokens.py):
         -- every head is indexed again.
         """,
-        # Its data step (index every head again) is 7's now, for the same reason.
+        # Its data step (index every head again) is 8's now, for the same reason.
     ),
     Migration(
         6,
@@ -191,7 +191,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         f"""
         -- Postings a row per term and index write, packed (see sql_search.py): a batch of entries
         -- writes a row per distinct term instead of one per posting; a row of one posting holds only
-        -- its tf. Every head is indexed again.
+        -- its tf. Every head is indexed again, by 8's data step (today's code writes 8's log).
         DROP TABLE search_postings;
         CREATE TABLE search_segments (
             scope_key BIGINT NOT NULL,
@@ -203,6 +203,22 @@ MIGRATIONS: tuple[Migration, ...] = (
         ) {_TABLE};
         ALTER TABLE search_docs ADD COLUMN segment BIGINT NOT NULL DEFAULT 0
         """,
-        after=reindex,
+    ),
+    Migration(
+        8,
+        f"""
+        -- A log row per index write, its documents and their postings packed (see index_log.py),
+        -- instead of a row per document with its terms as JSON.
+        DROP TABLE search_log;
+        CREATE TABLE search_log (
+            scope_key BIGINT NOT NULL,
+            family VARCHAR(32) NOT NULL,
+            generation BIGINT NOT NULL,
+            doc_key BIGINT NOT NULL,
+            added LONGBLOB,
+            PRIMARY KEY (scope_key, family, generation)
+        ) {_TABLE}
+        """,
+        after=upgrade_index,
     ),
 )

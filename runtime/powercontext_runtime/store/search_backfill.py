@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..models import ArtifactRef
 from .artifacts import decode_artifact, search_text
 from .conn import Conn
-from .sql_search import drop_index, index_document
+from .sql_search import drop_index, index_document, restart_log
 
 
 def backfill(conn: Conn) -> None:
@@ -34,4 +34,19 @@ def reindex(conn: Conn) -> None:
     """Index every head again, after the terms a text yields have changed; every mirror that saw
     the old index rebuilds rather than replays."""
     drop_index(conn)
+    backfill(conn)
+
+
+def upgrade_index(conn: Conn) -> None:
+    """Migration 8's data step: bring the index to today's form, however old the database.
+
+    An index written before migration 7 holds postings of the old form, and its documents no
+    segment (the column's default, 0, is never a key): every head is indexed again. A later one
+    keeps its postings; the log's rows changed form, so every mirror rebuilds instead of replaying
+    them, and heads never indexed (a database from before the index) are indexed now.
+    """
+    if conn.execute("SELECT 1 FROM search_docs WHERE segment = 0 LIMIT 1").fetchone() is not None:
+        reindex(conn)
+        return
+    restart_log(conn)
     backfill(conn)

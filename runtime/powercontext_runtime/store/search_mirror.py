@@ -3,8 +3,9 @@
 The database stays the only source of truth. Each (Scope, family) mirror holds its documents (key,
 length, still a head?) and the postings of the terms queried so far, as of a `generation`: the
 counter every index write bumps in `search_stats`, in the same transaction as the postings. A
-query first brings the mirror up to the database's generation by replaying `search_log` (one row
-per indexed or unindexed document), loads the postings of terms it has not seen, and ranks.
+query first brings the mirror up to the database's generation by replaying `search_log` (a row per
+index write, holding the documents it added and their postings, or per removed document; a row
+takes a generation per document), loads the postings of terms it has not seen, and ranks.
 
 Replaying is idempotent: a document already mirrored is not added twice, and postings of unknown
 documents are ignored, so a mirror built from reads that straddle a concurrent write converges.
@@ -19,7 +20,6 @@ The whole mirror set is bounded by a postings budget and evicts the least recent
 
 from __future__ import annotations
 
-import json
 import threading
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Mapping, Sequence
@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..recall.bm25 import Documents, TermPostings, contributions, length_norms, scored_documents, term_gains
+from .index_log import LoggedWrite
 
 # About 16 bytes a posting (slot, term frequency, cached contribution): 32M postings is some
 # 512 MiB of arrays before eviction starts.
@@ -49,11 +50,9 @@ RARE_TERMS = 1024
 # Changes kept for readers with older snapshots: far more than requests in flight can lag behind.
 HISTORY = 4096
 
-LogRow = tuple[int, int, int, str | None]  # generation, doc_key, length, terms JSON (None: removed)
-
-
-def encode_terms(terms: dict[str, int]) -> str:
-    return json.dumps(terms, ensure_ascii=False, separators=(",", ":"))
+# The last generation a `search_log` row takes, its doc_key, and the documents it added (None: it
+# removed doc_key).
+LogRow = tuple[int, int, LoggedWrite | None]
 
 
 class FamilyMirror:
@@ -136,36 +135,58 @@ class FamilyMirror:
 
     def replay(self, rows: Sequence[LogRow]) -> None:
         """Apply logged index changes after `generation`, in generation order."""
-        appended: dict[str, list[tuple[int, int]]] = {}
+        appended: dict[str, list[tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]]] = {}
         self._frequencies.clear()
-        for generation, key, length, terms in rows:
-            self.generation = generation
-            if terms is None:
+        for last, key, logged in rows:
+            self.generation = last
+            if logged is None:
                 slot = self._slot_of.get(key)
                 if slot is not None and self._alive[slot]:
                     self._alive[slot] = False
                     self._dead += 1
-                    self._record(generation, slot, False)
+                    self._record(last, slot, False)
                 continue
+            self._replay_added(last, logged, appended)
+        for term, parts in appended.items():
+            old = self._terms[term]
+            self._terms[term] = TermPostings(
+                np.concatenate([old.slots, *(slots for slots, _ in parts)]),
+                np.concatenate([old.tfs, *(tfs for _, tfs in parts)]),
+            )
+            self._added.pop(term, None)  # its postings grew; `top` also resets all on a new count
+            self.postings += sum(len(slots) for slots, _ in parts)
+
+    def _replay_added(
+        self,
+        last: int,
+        logged: LoggedWrite,
+        appended: dict[str, list[tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]]],
+    ) -> None:
+        """Add a logged write's documents (generations up to `last`, in order) and, for the terms
+        this mirror holds, their postings."""
+        count = len(logged.doc_keys)
+        slots = np.full(count, -1, np.int32)  # -1: already mirrored, its postings are here
+        for index, (key, length) in enumerate(
+            zip(logged.doc_keys.tolist(), logged.lengths.tolist(), strict=True)
+        ):
             known = self._slot_of.get(key)
             if known is not None and self._alive[known]:
                 continue
             # A removed document's key may come back: SQLite reuses the highest key once its row
             # is erased. It is a new document in a new slot; the old slot stays dead.
-            slot = self._add_document(key, length)
-            self._record(generation, slot, True)
-            for term, tf in json.loads(terms).items():
-                if term in self._terms:
-                    appended.setdefault(term, []).append((slot, tf))
-        for term, pairs in appended.items():
-            old = self._terms[term]
-            slots = np.array([slot for slot, _ in pairs], np.int32)
-            tfs = np.array([tf for _, tf in pairs], np.float32)
-            self._terms[term] = TermPostings(
-                np.concatenate((old.slots, slots)), np.concatenate((old.tfs, tfs))
-            )
-            self._added.pop(term, None)  # its postings grew; `top` also resets all on a new count
-            self.postings += len(pairs)
+            slots[index] = self._add_document(key, length)
+            self._record(last - count + 1 + index, int(slots[index]), True)
+        held = self._terms
+        bounds = logged.bounds
+        for index, term in enumerate(logged.terms):
+            if term in held:
+                start, end = bounds[index], bounds[index + 1]
+                mapped = slots[logged.positions[start:end]]
+                new = mapped >= 0
+                if new.any():
+                    appended.setdefault(term, []).append(
+                        (mapped[new], logged.tfs[start:end][new].astype(np.float32))
+                    )
 
     def postings_of(self, rows: Sequence[tuple[int, int]]) -> TermPostings:
         """A term's postings from (doc_key, tf) rows; documents this mirror does not know are skipped."""

@@ -18,13 +18,15 @@ import sys
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 import numpy.typing as npt
 
 from ..recall.bm25 import TermPostings, document_terms, term_weights
+from . import index_log
 from .conn import Conn
-from .search_mirror import FamilyMirror, SearchMirror, encode_terms
+from .search_mirror import FamilyMirror, SearchMirror
 
 # Keep this many generations of `search_log` per (Scope, family); a mirror further behind rebuilds.
 LOG_RETAIN = 4096
@@ -81,47 +83,41 @@ class TokenisedDocuments:
     database), so a writer holds the write lock only for its statements. Postings name documents
     by their position among the texts until the write knows their keys."""
 
-    lengths: list[int]
-    logged: list[str]  # each document's terms as `search_log` keeps them
+    lengths: list[int]  # each document's, in tokens
     terms: list[str]  # the distinct terms, sorted: the table's primary-key order
-    positions: npt.NDArray[np.intp]  # term i's documents are positions[bounds[i]:bounds[i + 1]]
+    positions: npt.NDArray[np.int64]  # term i's documents are positions[bounds[i]:bounds[i + 1]]
     bounds: list[int]
-    tfs: list[int]  # the term frequencies in the same order
+    tfs: npt.NDArray[np.int32]  # the term frequencies in the same order
+    logged: bytes  # the log row but the documents' keys (index_log.pack_tail)
 
 
 def tokenise_documents(texts: Sequence[str]) -> TokenisedDocuments:
     counted = [document_terms(text) for text in texts]
-    positions: list[int] = []
-    tfs: list[int] = []
+    lengths = [sum(terms.values()) for terms in counted]
     if len(counted) == 1:  # a single remember: each term's one posting is the document's
-        ordered = sorted(counted[0])
-        positions = [0] * len(ordered)
-        tfs = [counted[0][term] for term in ordered]
-        bounds = list(range(len(ordered) + 1))
+        terms = sorted(counted[0])
+        tfs = np.array([counted[0][term] for term in terms], np.int32)
+        positions = np.zeros(len(terms), np.int64)
+        bounds = np.arange(len(terms) + 1)
     else:
-        grouped: dict[str, tuple[list[int], list[int]]] = {}
-        for position, terms in enumerate(counted):
-            for term, tf in terms.items():
-                postings = grouped.get(term)
-                if postings is None:
-                    grouped[term] = ([position], [tf])
-                else:
-                    postings[0].append(position)
-                    postings[1].append(tf)
-        ordered = sorted(grouped)
-        bounds = [0]
-        for term in ordered:
-            held, counts = grouped[term]
-            positions += held
-            tfs += counts
-            bounds.append(len(positions))
+        # Grouped by term with C-level passes (a dict lookup per posting, then numpy) rather than a
+        # Python loop per posting: a batch of 500 entries holds some 30,000.
+        every = list(chain.from_iterable(counted))
+        terms = sorted(set(every))
+        number = {term: i for i, term in enumerate(terms)}
+        ids = np.fromiter(map(number.__getitem__, every), np.int64, len(every))
+        order = np.argsort(ids, kind="stable")  # stable: each term's documents stay in text order
+        sizes = np.fromiter(map(len, counted), np.int64, len(counted))
+        positions = np.repeat(np.arange(len(counted)), sizes)[order]
+        tfs = np.fromiter(chain.from_iterable(c.values() for c in counted), np.int32, len(every))[order]
+        bounds = np.concatenate(([0], np.cumsum(np.bincount(ids, minlength=len(terms)))))
     return TokenisedDocuments(
-        [sum(terms.values()) for terms in counted],
-        [encode_terms(terms) for terms in counted],
-        ordered,
-        np.array(positions, np.intp),
-        bounds,
+        lengths,
+        terms,
+        positions,
+        bounds.tolist(),
         tfs,
+        index_log.pack_tail(lengths, terms, bounds, positions, tfs),
     )
 
 
@@ -139,30 +135,33 @@ def write_documents(
     conn: Conn, scope_key: int, family: str, doc_keys: Sequence[int], tokenised: TokenisedDocuments
 ) -> None:
     """Index documents under consecutive generations, in order, with a statement per table, and log
-    each change for the mirrors to replay. The documents form one segment, named by their
+    the write as one row for the mirrors to replay. The documents form one segment, named by their
     smallest key."""
     if not doc_keys:
         return
-    count, lengths, segment = len(doc_keys), tokenised.lengths, min(doc_keys)
+    count, segment = len(doc_keys), min(doc_keys)
     conn.execute(
         "INSERT INTO search_stats (scope_key, family, documents, total_length, generation) VALUES (?, ?, ?, ?, ?)"
         " ON CONFLICT (scope_key, family) DO UPDATE SET documents = documents + excluded.documents,"
         " total_length = total_length + excluded.total_length, generation = generation + excluded.generation",
-        (scope_key, family, count, sum(lengths), count),
+        (scope_key, family, count, sum(tokenised.lengths), count),
     )
     last = _generation(conn, scope_key, family)
-    first = last - count + 1
+    keys = np.asarray(doc_keys, np.int64)
     conn.executemany(
         "INSERT INTO search_docs (family, doc_key, scope_key, length, segment) VALUES (?, ?, ?, ?, ?)",
-        [(family, key, scope_key, length, segment) for key, length in zip(doc_keys, lengths, strict=True)],
+        [
+            (family, key, scope_key, length, segment)
+            for key, length in zip(doc_keys, tokenised.lengths, strict=True)
+        ],
     )
-    held = np.asarray(doc_keys, np.int64)[tokenised.positions]
+    held = keys[tokenised.positions]
     tfs = tokenised.tfs
-    offsets, packed = _offsets(segment, held), _int32_bytes(tfs)
+    offsets, packed, singles = _offsets(segment, held), tfs.astype("<i4").tobytes(), tfs.tolist()
     rows: list[tuple[int, str, str, int, int | bytes]] = []
     for term, start, end in zip(tokenised.terms, tokenised.bounds, tokenised.bounds[1:], strict=False):
         if end - start == 1 and held[start] == segment:
-            rows.append((scope_key, family, term, segment, tfs[start]))
+            rows.append((scope_key, family, term, segment, singles[start]))
         else:
             rows.append(
                 (scope_key, family, term, segment, packed[4 * start : 4 * end] + offsets[4 * start : 4 * end])
@@ -172,14 +171,11 @@ def write_documents(
         "INSERT INTO search_segments (scope_key, family, term, segment, postings) VALUES (?, ?, ?, ?, ?)",
         rows,
     )
-    conn.executemany(
-        "INSERT INTO search_log (scope_key, family, generation, doc_key, length, terms) VALUES (?, ?, ?, ?, ?, ?)",
-        [
-            (scope_key, family, first + i, key, length, terms)
-            for i, (key, length, terms) in enumerate(zip(doc_keys, lengths, tokenised.logged, strict=True))
-        ],
+    conn.execute(
+        "INSERT INTO search_log (scope_key, family, generation, doc_key, added) VALUES (?, ?, ?, ?, ?)",
+        (scope_key, family, last, segment, index_log.pack(segment, keys, tokenised.logged)),
     )
-    if last // _PRUNE_EVERY != (first - 1) // _PRUNE_EVERY:  # crossed a multiple, as one by one would
+    if last // _PRUNE_EVERY != (last - count) // _PRUNE_EVERY:  # crossed a multiple, as one by one would
         _prune(conn, scope_key, family, last)
 
 
@@ -196,7 +192,7 @@ def unindex_document(conn: Conn, scope_key: int, family: str, doc_key: int, text
         " generation = generation + 1 WHERE scope_key = ? AND family = ?",
         (0 if row is None else int(row[1]), scope_key, family),
     )
-    _log(conn, scope_key, family, doc_key, 0, None)
+    _log_removal(conn, scope_key, family, doc_key)
 
 
 def _drop_postings(
@@ -239,14 +235,24 @@ def _drop_postings(
 
 
 def forget_documents(conn: Conn, scope_key: int, family: str, doc_keys: Sequence[int]) -> None:
-    """Blank the logged terms of erased documents (already unindexed): the log keeps their
-    generations, so mirrors still replay every change in order, but none of their words."""
-    if doc_keys:
-        conn.execute(
-            f"UPDATE search_log SET terms = '{{}}' WHERE scope_key = ? AND family = ?"
-            f" AND doc_key IN ({_marks(doc_keys)}) AND terms IS NOT NULL",
-            (scope_key, family, *doc_keys),
-        )
+    """Take erased documents (already unindexed) out of the logged writes that added them: the rows
+    keep their generations, so mirrors still replay every change in order, but none of their words.
+    A logged write's documents have keys from its `doc_key` up; the log holds a few thousand rows
+    per family at most, and erasure is rare."""
+    if not doc_keys:
+        return
+    gone = set(doc_keys)
+    for generation, base, added in conn.execute(
+        "SELECT generation, doc_key, added FROM search_log WHERE scope_key = ? AND family = ?"
+        " AND added IS NOT NULL AND doc_key <= ?",
+        (scope_key, family, max(gone)),
+    ).fetchall():
+        rewritten = index_log.without_documents(int(base), bytes(added), gone)
+        if rewritten is not None:
+            conn.execute(
+                "UPDATE search_log SET added = ? WHERE scope_key = ? AND family = ? AND generation = ?",
+                (rewritten, scope_key, family, generation),
+            )
 
 
 def drop_index(conn: Conn, scope_key: int | None = None) -> None:
@@ -262,12 +268,18 @@ def drop_index(conn: Conn, scope_key: int | None = None) -> None:
     )
 
 
-def _log(conn: Conn, scope_key: int, family: str, doc_key: int, length: int, terms: str | None) -> None:
-    """Record the change under the generation just taken, for mirrors to replay."""
+def restart_log(conn: Conn) -> None:
+    """Move every (Scope, family)'s generation past what a replay can bridge, so every mirror
+    rebuilds from the tables: after the log's rows changed form (migration 8)."""
+    conn.execute("UPDATE search_stats SET generation = generation + ?", (LOG_RETAIN + 1,))
+
+
+def _log_removal(conn: Conn, scope_key: int, family: str, doc_key: int) -> None:
+    """Record the removal under the generation just taken, for mirrors to replay."""
     generation = _generation(conn, scope_key, family)
     conn.execute(
-        "INSERT INTO search_log (scope_key, family, generation, doc_key, length, terms) VALUES (?, ?, ?, ?, ?, ?)",
-        (scope_key, family, generation, doc_key, length, terms),
+        "INSERT INTO search_log (scope_key, family, generation, doc_key, added) VALUES (?, ?, ?, ?, NULL)",
+        (scope_key, family, generation, doc_key),
     )
     if generation % _PRUNE_EVERY == 0:
         _prune(conn, scope_key, family, generation)
@@ -353,14 +365,16 @@ def _synced(
         return FamilyMirror(generation, _documents(conn, scope_key, family)), None
     if current is not None and current.generation < generation and not current.stale:
         rows = [
-            (int(g), int(k), int(length), terms)
-            for g, k, length, terms in conn.execute(
-                "SELECT generation, doc_key, length, terms FROM search_log"
+            (int(g), int(k), None if added is None else index_log.unpack(int(k), bytes(added)))
+            for g, k, added in conn.execute(
+                "SELECT generation, doc_key, added FROM search_log"
                 " WHERE scope_key = ? AND family = ? AND generation > ? AND generation <= ? ORDER BY generation",
                 (scope_key, family, current.generation, generation),
             )
         ]
-        if len(rows) == generation - current.generation:
+        # A row takes a generation per document it adds; rows the log no longer keeps leave a gap.
+        taken = sum(1 if logged is None else len(logged.doc_keys) for _, _, logged in rows)
+        if taken == generation - current.generation:
             current.replay(rows)
     if current is not None and current.generation == generation and not current.stale:
         return current, None

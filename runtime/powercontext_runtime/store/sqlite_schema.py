@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .migrations import Migration
-from .search_backfill import reindex
+from .search_backfill import upgrade_index
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
@@ -177,7 +177,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             PRIMARY KEY (scope_key, family, generation)
         ) WITHOUT ROWID;
         """,
-        # Its data step (index every head) is 7's now: today's code writes 7's tables.
+        # Its data step (index every head) is 8's now: today's code writes 8's tables.
     ),
     Migration(
         5,
@@ -185,7 +185,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         -- Terms are normalised (NFKC, case folding) and stemmed since this version (recall/tokens.py):
         -- every head is indexed again.
         """,
-        # Its data step (index every head again) is 7's now, for the same reason.
+        # Its data step (index every head again) is 8's now, for the same reason.
     ),
     Migration(
         6,
@@ -204,7 +204,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         """
         -- Postings a row per term and index write, packed (see sql_search.py): a batch of entries
         -- writes a row per distinct term instead of one per posting; a row of one posting holds only
-        -- its tf. Every head is indexed again.
+        -- its tf. Every head is indexed again, by 8's data step (today's code writes 8's log).
         DROP TABLE search_postings;
         CREATE TABLE search_segments (
             scope_key INTEGER NOT NULL,
@@ -216,6 +216,22 @@ MIGRATIONS: tuple[Migration, ...] = (
         ) WITHOUT ROWID;
         ALTER TABLE search_docs ADD COLUMN segment INTEGER NOT NULL DEFAULT 0
         """,
-        after=reindex,
+    ),
+    Migration(
+        8,
+        """
+        -- A log row per index write, its documents and their postings packed (see index_log.py),
+        -- instead of a row per document with its terms as JSON.
+        DROP TABLE search_log;
+        CREATE TABLE search_log (
+            scope_key INTEGER NOT NULL,
+            family TEXT NOT NULL,
+            generation INTEGER NOT NULL,
+            doc_key INTEGER NOT NULL,
+            added BLOB,
+            PRIMARY KEY (scope_key, family, generation)
+        ) WITHOUT ROWID
+        """,
+        after=upgrade_index,
     ),
 )
