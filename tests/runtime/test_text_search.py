@@ -1,14 +1,17 @@
 """Tokens shared by every backend: Chinese inside longer words (issue 2); normalised, stemmed
 words and stop words (issue 13)."""
 
+import itertools
 import unicodedata
+from collections import Counter
 
 import pytest
 import Stemmer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from powercontext_runtime.recall.tokens import MAX_QUERY_TERMS, STOP_WORDS, parse_query, token_texts, tokens
+from powercontext_runtime.recall.bm25 import MAX_TERM_LENGTH, document_terms
+from powercontext_runtime.recall.tokens import MAX_QUERY_TERMS, STOP_WORDS, parse_query, tokens
 
 
 def reference_tokens(text: str) -> list[tuple[str, bool]]:
@@ -65,13 +68,14 @@ def test_tokens_follow_the_character_by_character_definition(text: str) -> None:
 
 @settings(max_examples=400)
 @given(st.one_of(MIXED_TEXT, st.text(st.characters(max_codepoint=0x7F), max_size=80)))
-def test_indexing_tokens_follow_the_same_definition(text: str) -> None:
-    """`token_texts` (indexing: an ASCII-only scan, CJK runs split after matching) agrees with the
-    character-by-character definition, and says None for CJK flags only when no token is CJK."""
+def test_indexed_terms_follow_the_same_definition(text: str) -> None:
+    """`document_terms` (indexing: an ASCII-only scan, CJK stretches counted whole) counts the tokens
+    of the character-by-character definition, cut to the term limit, and each two adjacent CJK
+    tokens as a pair."""
     expected = reference_tokens(text)
-    texts, cjk = token_texts(text)
-    assert texts == [t for t, _ in expected]
-    assert cjk == ([c for _, c in expected] if any(c for _, c in expected) else None)
+    counts = Counter(t[:MAX_TERM_LENGTH] for t, _ in expected)
+    counts.update(a + b for (a, x), (b, y) in itertools.pairwise(expected) if x and y)
+    assert document_terms(text) == counts
 
 
 def test_cjk_characters_are_indexed_one_token_each() -> None:

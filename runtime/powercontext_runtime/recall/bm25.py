@@ -25,7 +25,7 @@ from typing import cast
 import numpy as np
 import numpy.typing as npt
 
-from .tokens import SearchQuery, token_texts
+from .tokens import SearchQuery, index_tokens
 
 # Okapi BM25; idf is Lucene's form, positive even for very common terms. k1 = 0.9 and b = 0.4 (the
 # defaults of Anserini's BM25) beat the textbook 1.2 and 0.75 on LoCoMo's dev conversations:
@@ -40,12 +40,13 @@ MAX_TERM_LENGTH = 64
 
 def document_terms(text: str) -> Counter[str]:
     """Term frequencies of a document: words, CJK characters, and adjacent CJK pairs."""
-    texts, cjk = token_texts(text)
-    counts = Counter(texts)  # counted in C; a word over the limit is rare, so cut only then
+    words, stretches = index_tokens(text)
+    counts = Counter(words)  # counted in C; a word over the limit is rare, so cut only then
     if max(map(len, counts), default=0) > MAX_TERM_LENGTH:
-        counts = Counter(term[:MAX_TERM_LENGTH] for term in texts)
-    if cjk is not None:
-        counts.update([a + b for a, b, x, y in zip(texts, texts[1:], cjk, cjk[1:], strict=False) if x and y])
+        counts = Counter(word[:MAX_TERM_LENGTH] for word in words)
+    for stretch in stretches:
+        counts.update(stretch)
+        counts.update(map(str.__add__, stretch, stretch[1:]))
     return counts
 
 
