@@ -10,8 +10,9 @@ import Stemmer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from powercontext_runtime.recall.batch_terms import grouped_terms
 from powercontext_runtime.recall.bm25 import MAX_TERM_LENGTH, document_terms
-from powercontext_runtime.recall.tokens import MAX_QUERY_TERMS, STOP_WORDS, parse_query, tokens
+from powercontext_runtime.recall.tokens import MAX_QUERY_TERMS, STOP_WORDS, normalise, parse_query, tokens
 
 
 def reference_tokens(text: str) -> list[tuple[str, bool]]:
@@ -60,6 +61,24 @@ MIXED_TEXT = st.text(
 )
 
 
+FULL_WIDTH_TEXT = st.text(
+    st.one_of(
+        st.characters(min_codepoint=0xFF00, max_codepoint=0xFFEF),
+        st.sampled_from([*"\u3000\u0301\u0308\u3099\u309a", "\U0001d400"]),
+        st.characters(),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=600)
+@given(st.one_of(MIXED_TEXT, FULL_WIDTH_TEXT))
+def test_normalise_is_nfkc_then_case_folding(text: str) -> None:
+    """The quick paths (ASCII, full-width forms replaced before the NFKC check) give exactly NFKC
+    followed by case folding, combining marks after a full-width letter included."""
+    assert normalise(text) == unicodedata.normalize("NFKC", text).casefold()
+
+
 @settings(max_examples=400)
 @given(MIXED_TEXT)
 def test_tokens_follow_the_character_by_character_definition(text: str) -> None:
@@ -76,6 +95,32 @@ def test_indexed_terms_follow_the_same_definition(text: str) -> None:
     counts = Counter(t[:MAX_TERM_LENGTH] for t, _ in expected)
     counts.update(a + b for (a, x), (b, y) in itertools.pairwise(expected) if x and y)
     assert document_terms(text) == counts
+
+
+@settings(max_examples=200)
+@given(st.lists(st.one_of(MIXED_TEXT, st.text(st.characters(max_codepoint=0x7F), max_size=40)), max_size=12))
+def test_a_batch_is_grouped_into_the_terms_of_each_of_its_texts(texts: list[str]) -> None:
+    """`grouped_terms` (a batch's CJK counted in numpy) holds, for every term, exactly the texts
+    `document_terms` gives it to, in order, with their frequencies."""
+    grouped = grouped_terms(texts)
+    counted = [document_terms(text) for text in texts]
+    expected = {
+        term: [(i, counts[term]) for i, counts in enumerate(counted) if term in counts]
+        for term in sorted(set().union(*counted))
+    }
+    found = {
+        term: list(
+            zip(
+                grouped.positions[grouped.bounds[i] : grouped.bounds[i + 1]].tolist(),
+                grouped.tfs[grouped.bounds[i] : grouped.bounds[i + 1]].tolist(),
+                strict=True,
+            )
+        )
+        for i, term in enumerate(grouped.terms)
+    }
+    assert grouped.terms == list(expected)
+    assert found == expected
+    assert grouped.lengths == [sum(counts.values()) for counts in counted]
 
 
 def test_cjk_characters_are_indexed_one_token_each() -> None:

@@ -41,12 +41,18 @@ MAX_TERM_LENGTH = 64
 def document_terms(text: str) -> Counter[str]:
     """Term frequencies of a document: words, CJK characters, and adjacent CJK pairs."""
     words, stretches = index_tokens(text)
-    counts = Counter(words)  # counted in C; a word over the limit is rare, so cut only then
-    if max(map(len, counts), default=0) > MAX_TERM_LENGTH:
-        counts = Counter(word[:MAX_TERM_LENGTH] for word in words)
+    counts = word_terms(words)
     for stretch in stretches:
         counts.update(stretch)
         counts.update(map(str.__add__, stretch, stretch[1:]))
+    return counts
+
+
+def word_terms(words: Sequence[str]) -> Counter[str]:
+    """Term frequencies of stemmed words, each cut to MAX_TERM_LENGTH."""
+    counts = Counter(words)  # counted in C; a word over the limit is rare, so cut only then
+    if max(map(len, counts), default=0) > MAX_TERM_LENGTH:
+        counts = Counter(word[:MAX_TERM_LENGTH] for word in words)
     return counts
 
 

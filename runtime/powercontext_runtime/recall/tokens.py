@@ -218,9 +218,26 @@ class Token:
     stop: bool = False
 
 
+# U+FF01-FF5E decompose to U+0021-007E, U+3000 (ideographic space) to a space.
+_FULL_WIDTH = re.compile("[\uff01-\uff5e\u3000]")
+
+
+def _half_width(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return " " if code == 0x3000 else chr(code - 0xFEE0)
+
+
 def normalise(text: str) -> str:
     """NFKC, then case folding: the form every token is taken from."""
-    return unicodedata.normalize("NFKC", text).casefold()
+    if text.isascii():  # ASCII is its own NFKC form
+        return text.lower()
+    # Chinese text is rarely NFKC only because of its full-width punctuation, and NFKC costs some
+    # 12 µs a sentence where the quick check costs 0.1. A character replaced by its compatibility
+    # decomposition leaves the NFKC form of the whole text unchanged.
+    text = _FULL_WIDTH.sub(_half_width, text)
+    if not unicodedata.is_normalized("NFKC", text):
+        text = unicodedata.normalize("NFKC", text)
+    return text.casefold()
 
 
 def tokens(text: str) -> list[Token]:
