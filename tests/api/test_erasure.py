@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from powercontext_runtime import token_digest
+from powercontext_runtime.store import sql_search
 
 from .helpers import experience, new_scope, profile, remember, topic
 
@@ -97,9 +98,17 @@ def test_an_erased_entry_is_gone_from_every_read_and_every_file(start_server: An
         assert files_holding(server, kept)  # the rest is still there
 
 
-def test_an_entry_erased_from_a_batch_leaves_its_neighbours_whole(start_server: Any, backend: str) -> None:
+@pytest.mark.parametrize("path", ["direct", "deferred", "merged"])
+def test_an_entry_erased_from_a_batch_leaves_its_neighbours_whole(
+    start_server: Any, backend: str, path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A batch is indexed and logged as one write; erasing one of its entries takes that entry's
-    words out of both, and the others stay found."""
+    words out of both, and the others stay found. Deferred: the batch's postings are still only in
+    its log row, waiting to be merged; merged: they are in a run already."""
+    if path != "direct":
+        monkeypatch.setattr(sql_search, "DEFER_DOCUMENTS", 2)
+    if path == "merged":
+        monkeypatch.setattr(sql_search, "MERGE_DOCUMENTS", 2)
     server = start_server()
     markers = [planted() for _ in range(4)]
     with httpx.Client(base_url=server.base_url, timeout=30) as http:

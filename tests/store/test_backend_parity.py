@@ -17,12 +17,14 @@ from powercontext_api.models import (
     ProposeExperienceRequest,
     ProposeProfileRequest,
     PutTopicRequest,
+    RememberBatchRequest,
     RememberRequest,
     ReviseEntryRequest,
     ScopeCreateRequest,
     SearchRequest,
 )
 from powercontext_runtime import ScopedContextApplication, Settings, open_application
+from powercontext_runtime.store import sql_search
 
 WORDS = [
     "contract",
@@ -47,19 +49,26 @@ def sentence(rng: random.Random) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 12)))
 
 
-def seed(app: ScopedContextApplication) -> None:
-    """Deterministic data: three Scopes with references, every family, revisions and ties."""
+def seed(app: ScopedContextApplication, batched: bool = False) -> None:
+    """Deterministic data: three Scopes with references, every family, revisions and ties. Batched:
+    the Memory entries go in batches of 1 to 6, the same entries with the same citations."""
     rng = random.Random(2026)
+    sizes = random.Random(7)
     for scope_id, refs in (("team:b", []), ("team:c", []), ("project:a", ["team:c", "team:b"])):
         app.create_scope(
             ScopeCreateRequest.model_validate({"scope_id": scope_id, "context_references": refs})
         )
+        texts = [sentence(rng) for _ in range(25)]
         citations = []
-        for _ in range(25):
-            entry = app.remember(
-                RememberRequest.model_validate({"scope_id": scope_id, "text": sentence(rng)})
-            )
-            citations.append(entry.citation)
+        while texts:
+            size = sizes.randint(1, 6) if batched else 1
+            chunk, texts = texts[:size], texts[size:]
+            if batched:
+                body = {"scope_id": scope_id, "entries": [{"text": text} for text in chunk]}
+                citations += app.remember_batch(RememberBatchRequest.model_validate(body)).citations
+            else:
+                body = {"scope_id": scope_id, "text": chunk[0]}
+                citations.append(app.remember(RememberRequest.model_validate(body)).citation)
         for citation in citations[:5]:
             app.revise_memory_entry(
                 ReviseEntryRequest.model_validate(
@@ -159,12 +168,18 @@ def applications(tmp_path: Path, seekdb: SeekdbServer) -> Iterator[tuple[ScopedC
         app.close()
 
 
+@pytest.mark.parametrize("batched", [False, True], ids=["single", "deferred-batches"])
 def test_both_backends_return_the_same_search_order_and_prepared_bytes(
-    applications: tuple[ScopedContextApplication, ...],
+    applications: tuple[ScopedContextApplication, ...], batched: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Deferred batches: their postings wait in the log and merge into runs every few batches, and
+    runs into larger runs, some before and some after their entries are revised."""
+    monkeypatch.setattr(sql_search, "DEFER_DOCUMENTS", 2)
+    monkeypatch.setattr(sql_search, "MERGE_DOCUMENTS", 7)
+    monkeypatch.setattr(sql_search, "RUN_FANOUT", 2)
     sqlite_app, oceanbase_app = applications
-    seed(sqlite_app)
-    seed(oceanbase_app)
+    seed(sqlite_app, batched)
+    seed(oceanbase_app, batched)
     on_sqlite = observe(sqlite_app)
     on_oceanbase = observe(oceanbase_app)
     assert sum(1 for content in on_sqlite if isinstance(content, str)) > 20  # the comparison has substance

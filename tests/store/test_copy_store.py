@@ -56,6 +56,7 @@ def table_rows(url: str) -> dict[str, list[tuple[Any, ...]]]:
     # A single posting is an integer in SQLite and its digits in OceanBase's LONGBLOB: compare the
     # postings each row stands for.
     rows["search_segments"] = [(*row[:4], decoded(row[3], row[4])) for row in rows["search_segments"]]
+    rows["search_runs"] = [(*row[:4], decoded(row[2], row[4])) for row in rows["search_runs"]]
     return rows
 
 

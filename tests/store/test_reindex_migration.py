@@ -26,13 +26,15 @@ def database_url(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -
 
 
 def postings(url: str) -> Counter[tuple[str, str]]:
-    """Summed term frequencies by (family, term), however the postings are split into segments."""
+    """Summed term frequencies by (family, term), however the postings are split into segments and
+    runs (deferred writes are merged or not alike on both sides)."""
     backend = backend_for(url)
     conn = backend.connect()
     try:
         found: Counter[tuple[str, str]] = Counter()
         for family, term, segment, packed in conn.execute(
             "SELECT family, term, segment, postings FROM search_segments"
+            " UNION ALL SELECT family, term, segment, postings FROM search_runs"
         ):
             found[(family, term)] += int(unpack_postings(int(segment), packed)[1].sum())
         return found
@@ -42,8 +44,10 @@ def postings(url: str) -> Counter[tuple[str, str]]:
 
 
 def old_log(conn: Conn) -> None:
-    """The log as versions 4 to 7 kept it: a row per document, its terms as JSON; no record of 8."""
-    conn.execute("DROP TABLE search_log")
+    """The log as versions 4 to 7 kept it: a row per document, its terms as JSON; no deferred
+    writes, no runs, no record of 8."""
+    for table in ("search_log", "search_pending", "search_runs", "search_run_sizes"):
+        conn.execute(f"DROP TABLE {table}")
     conn.execute(
         "CREATE TABLE search_log (scope_key BIGINT NOT NULL, family VARCHAR(32) NOT NULL,"
         " generation BIGINT NOT NULL, doc_key BIGINT NOT NULL, length BIGINT NOT NULL, terms LONGTEXT,"

@@ -83,6 +83,53 @@ def test_two_stores_on_one_database_stay_exact_while_both_write(tmp_path: Path) 
     second.close()
 
 
+def test_deferred_writes_rank_exactly_before_and_after_they_are_merged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Batches whose postings wait in the log: the writer, a mirror replaying it, and a store that
+    reads every term cold all rank as BM25 over the heads does, as batches wait, merge into runs,
+    runs merge, and their entries are revised, retired and erased."""
+    monkeypatch.setattr(sql_search, "DEFER_DOCUMENTS", 2)
+    monkeypatch.setattr(sql_search, "MERGE_DOCUMENTS", 11)
+    monkeypatch.setattr(sql_search, "RUN_FANOUT", 2)
+    db = tmp_path / "db.sqlite3"
+    writer, replaying = SqlStore(SqliteBackend(str(db))), SqlStore(SqliteBackend(str(db)))
+    writer.create_scope(Scope("s:1", "", "", (), 1))
+    rng = random.Random(23)
+    live: list[MemoryCitation] = []
+    for _ in range(25):
+        churn(writer, rng, live, rng.randint(1, 5), WORDS)
+        stranger = SqlStore(SqliteBackend(str(db)))
+        for query in QUERIES:
+            expected = reference_ranking(db, "s:1", query, 5)
+            assert texts(writer, query) == expected, query
+            assert texts(replaying, query) == expected, query
+            assert texts(stranger, query) == expected, query
+        stranger.close()
+    writer.close()
+    replaying.close()
+
+
+def test_a_deferred_write_outlives_the_log_it_waits_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pruning keeps the log row of a write whose postings wait there, however old."""
+    monkeypatch.setattr(sql_search, "DEFER_DOCUMENTS", 2)
+    monkeypatch.setattr(sql_search, "LOG_RETAIN", 4)
+    monkeypatch.setattr(sql_search, "_PRUNE_EVERY", 2)
+    db = tmp_path / "db.sqlite3"
+    writer = SqlStore(SqliteBackend(str(db)))
+    writer.create_scope(Scope("s:1", "", "", (), 1))
+    writer.remember_batch("s:1", [("heron alpha", "fact"), ("heron beta", "fact"), ("gamma", "fact")], None)
+    for i in range(12):
+        writer.remember("s:1", f"delta {i}", "fact", None)
+    stranger = SqlStore(SqliteBackend(str(db)))
+    assert sorted(texts(stranger, "heron")) == ["heron alpha", "heron beta"]
+    assert texts(stranger, "heron") == reference_ranking(db, "s:1", "heron", 5)
+    for store in (writer, stranger):
+        store.close()
+
+
 def test_a_mirror_behind_the_pruned_log_rebuilds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sql_search, "LOG_RETAIN", 4)
     monkeypatch.setattr(sql_search, "_PRUNE_EVERY", 2)

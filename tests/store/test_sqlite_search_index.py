@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 import sqlite3
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from powercontext_runtime.models import ExperienceFields, MemoryCitation, Scope
 from powercontext_runtime.recall import document_terms, parse_query
+from powercontext_runtime.store import index_log, sql_search
 from powercontext_runtime.store.backends import SqliteBackend
 from powercontext_runtime.store.migrations import statements as _statements
 from powercontext_runtime.store.sql_search import unpack_postings
@@ -36,29 +40,63 @@ def head_texts(db: Path) -> dict[tuple[int, str], list[str]]:
 
 
 def index_terms(db: Path) -> dict[tuple[int, str], Counter[str]]:
+    """Document frequencies by (Scope, family) as the index holds them: its segments and runs, and
+    the deferred writes' postings of documents it still holds."""
     conn = sqlite3.connect(db)
     found: dict[tuple[int, str], Counter[str]] = {}
     for scope_key, family, term, segment, postings in conn.execute(
         "SELECT scope_key, family, term, segment, postings FROM search_segments"
+        " UNION ALL SELECT scope_key, family, term, segment, postings FROM search_runs"
     ):
         keys, _ = unpack_postings(segment, postings)
         found.setdefault((scope_key, family), Counter())[term] += len(keys)
+    indexed = set(conn.execute("SELECT family, doc_key FROM search_docs"))
+    for scope_key, family, base, added in conn.execute(
+        "SELECT l.scope_key, l.family, l.doc_key, l.added FROM search_pending p JOIN search_log l"
+        " ON l.scope_key = p.scope_key AND l.family = p.family AND l.generation = p.generation"
+    ):
+        write = index_log.unpack(base, added)
+        for i, term in enumerate(write.terms):
+            held = write.doc_keys[write.positions[write.bounds[i] : write.bounds[i + 1]]]
+            count = sum((family, int(key)) in indexed for key in held)
+            if count:
+                found.setdefault((scope_key, family), Counter())[term] += count
     conn.close()
     return found
 
 
-def test_the_index_always_equals_a_rebuild_from_the_heads(tmp_path: Path) -> None:
+@pytest.mark.parametrize("deferred", [False, True], ids=["direct", "deferred"])
+def test_the_index_always_equals_a_rebuild_from_the_heads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, deferred: bool
+) -> None:
+    """Deferred: every batch waits in the log, and merges into runs happen every few batches, runs
+    merging in turn, with entries revised, retired and erased before and after their batch was
+    merged, and after their run was."""
+    if deferred:
+        monkeypatch.setattr(sql_search, "DEFER_DOCUMENTS", 2)
+        monkeypatch.setattr(sql_search, "MERGE_DOCUMENTS", 9)
+        monkeypatch.setattr(sql_search, "RUN_FANOUT", 2)
     db = tmp_path / "db.sqlite3"
     store = SqlStore(SqliteBackend(str(db)))
     store.create_scope(Scope("s:1", "", "", (), 1))
     rng = random.Random(7)
     words = ["alpha", "beta", "gamma", "记忆", "系统", "delta"]
     live: list[MemoryCitation] = []
-    churn(store, rng, live, 120, words)
-    expected: dict[tuple[int, str], Counter[str]] = {}
-    for key, texts in head_texts(db).items():
-        expected[key] = Counter(term for text in texts for term in document_terms(text))
-    assert index_terms(db) == expected
+    waiting, runs = [], []
+    for _ in range(12):
+        churn(store, rng, live, 10, words)
+        expected: dict[tuple[int, str], Counter[str]] = {}
+        for key, texts in head_texts(db).items():
+            expected[key] = Counter(term for text in texts for term in document_terms(text))
+        assert index_terms(db) == expected
+        conn = sqlite3.connect(db)
+        waiting.append(conn.execute("SELECT COUNT(*) FROM search_pending").fetchone()[0])
+        runs.append(conn.execute("SELECT COUNT(*), MAX(documents) FROM search_run_sizes").fetchone())
+        conn.close()
+    if deferred:  # writes waited and were merged, and runs merged into larger ones
+        assert max(waiting) > 0 and any(b < a for a, b in itertools.pairwise(waiting)), waiting
+        assert any(b[0] < a[0] for a, b in itertools.pairwise(runs)), runs
+        assert max(size for _, size in runs if size) >= 2 * sql_search.MERGE_DOCUMENTS, runs
     store.close()
 
 

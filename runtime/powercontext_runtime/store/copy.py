@@ -36,8 +36,11 @@ TABLES = (
     "candidates",
     "search_docs",
     "search_segments",
+    "search_runs",
+    "search_run_sizes",
     "search_stats",
     "search_log",
+    "search_pending",
 )
 _BOOKKEEPING = "schema_migrations"
 # Rows per multi-row INSERT, and per committed transaction of the target.

@@ -217,6 +217,33 @@ MIGRATIONS: tuple[Migration, ...] = (
             doc_key BIGINT NOT NULL,
             added LONGBLOB,
             PRIMARY KEY (scope_key, family, generation)
+        ) {_TABLE};
+        -- Writes of many documents leave their postings in their log row until enough have gathered,
+        -- then go into one run together (see sql_search.py); these are the ones waiting.
+        CREATE TABLE search_pending (
+            scope_key BIGINT NOT NULL,
+            family VARCHAR(32) NOT NULL,
+            generation BIGINT NOT NULL,
+            documents BIGINT NOT NULL,
+            PRIMARY KEY (scope_key, family, generation)
+        ) {_TABLE};
+        -- Postings of merged writes, a row per term and run like search_segments, but clustered by
+        -- run: a merge writes one stretch of the table instead of a row beside every term's others.
+        CREATE TABLE search_runs (
+            scope_key BIGINT NOT NULL,
+            family VARCHAR(32) NOT NULL,
+            segment BIGINT NOT NULL,
+            term VARCHAR(256) NOT NULL,
+            postings LONGBLOB NOT NULL,
+            PRIMARY KEY (scope_key, family, segment, term)
+        ) {_TABLE};
+        -- The runs of each (Scope, family), and the documents each held when written (its size class).
+        CREATE TABLE search_run_sizes (
+            scope_key BIGINT NOT NULL,
+            family VARCHAR(32) NOT NULL,
+            segment BIGINT NOT NULL,
+            documents BIGINT NOT NULL,
+            PRIMARY KEY (scope_key, family, segment)
         ) {_TABLE}
         """,
         after=upgrade_index,

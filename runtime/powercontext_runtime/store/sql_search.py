@@ -10,12 +10,18 @@ one posting is the segment's own document (every row of a single remember) holds
 frequency as an integer: Python's sqlite3 binds a blob (or a NULL) about 1 µs slower, a third of
 such a row's insert. Each document records its segment so that unindexing rewrites only the rows
 that hold it.
+
+Large writes (a batch, an import page) take a second path: their postings wait in their log row
+and are merged, some thousands of documents at a time, into runs (`search_runs`), tables of the
+same rows clustered by run instead of by term, which runs of one size merge into ever larger ones.
+A term's postings are then its segment rows, a seek into each run, and the waiting writes.
 """
 
 from __future__ import annotations
 
 import sys
 from array import array
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain
@@ -23,6 +29,7 @@ from itertools import chain
 import numpy as np
 import numpy.typing as npt
 
+from ..recall.batch_terms import grouped_terms
 from ..recall.bm25 import TermPostings, document_terms, term_weights
 from . import index_log
 from .conn import Conn
@@ -30,6 +37,18 @@ from .search_mirror import FamilyMirror, SearchMirror
 
 # Keep this many generations of `search_log` per (Scope, family); a mirror further behind rebuilds.
 LOG_RETAIN = 4096
+# A write of this many documents or more leaves its postings in its log row (`search_pending` names
+# it) until the family's deferred writes hold MERGE_DOCUMENTS documents, then all go into one run
+# (`search_runs`): a row per distinct term among thousands of documents, written in one stretch of
+# a table clustered by run. Rows per term and write in the term-clustered `search_segments` would
+# land all over it, dirtying most of its pages at every merge (merges slowed as the Scope grew).
+DEFER_DOCUMENTS = 64
+MERGE_DOCUMENTS = 4096
+# RUN_FANOUT runs of one size class (MERGE_DOCUMENTS × RUN_FANOUT^k documents and up) merge into
+# one, so a term read seeks a few runs per size class, whatever the Scope's size.
+RUN_FANOUT = 8
+_KEYS_PER_STATEMENT = 500
+_POSTINGS_TABLES = ("search_segments", "search_runs")
 _PRUNE_EVERY = 256
 _BIG_ENDIAN = sys.byteorder == "big"
 _MAX_OFFSET = 2**32 - 1
@@ -92,16 +111,19 @@ class TokenisedDocuments:
 
 
 def tokenise_documents(texts: Sequence[str]) -> TokenisedDocuments:
-    counted = [document_terms(text) for text in texts]
-    lengths = [sum(terms.values()) for terms in counted]
-    if len(counted) == 1:  # a single remember: each term's one posting is the document's
-        terms = sorted(counted[0])
-        tfs = np.array([counted[0][term] for term in terms], np.int32)
+    if len(texts) == 1:  # a single remember: each term's one posting is the document's
+        single = document_terms(texts[0])
+        lengths = [sum(single.values())]
+        terms = sorted(single)
+        tfs = np.array([single[term] for term in terms], np.int32)
         positions = np.zeros(len(terms), np.int64)
         bounds = np.arange(len(terms) + 1)
-    else:
-        # Grouped by term with C-level passes (a dict lookup per posting, then numpy) rather than a
-        # Python loop per posting: a batch of 500 entries holds some 30,000.
+    elif len(texts) < DEFER_DOCUMENTS:
+        # A small write (an import page, an artifact): grouped by term with C-level passes, a dict
+        # lookup per posting and one sort; `grouped_terms` would set aside more scratch for its
+        # sorts than such a write's postings take.
+        counted = [document_terms(text) for text in texts]
+        lengths = [sum(counts.values()) for counts in counted]
         every = list(chain.from_iterable(counted))
         terms = sorted(set(every))
         number = {term: i for i, term in enumerate(terms)}
@@ -111,6 +133,15 @@ def tokenise_documents(texts: Sequence[str]) -> TokenisedDocuments:
         positions = np.repeat(np.arange(len(counted)), sizes)[order]
         tfs = np.fromiter(chain.from_iterable(c.values() for c in counted), np.int32, len(every))[order]
         bounds = np.concatenate(([0], np.cumsum(np.bincount(ids, minlength=len(terms)))))
+    else:  # a batch: CJK counted in numpy for the whole batch at once
+        grouped = grouped_terms(texts)
+        terms, bounds, positions, tfs, lengths = (
+            grouped.terms,
+            grouped.bounds,
+            grouped.positions,
+            grouped.tfs,
+            grouped.lengths,
+        )
     return TokenisedDocuments(
         lengths,
         terms,
@@ -155,28 +186,217 @@ def write_documents(
             for key, length in zip(doc_keys, tokenised.lengths, strict=True)
         ],
     )
-    held = keys[tokenised.positions]
-    tfs = tokenised.tfs
-    offsets, packed, singles = _offsets(segment, held), tfs.astype("<i4").tobytes(), tfs.tolist()
-    rows: list[tuple[int, str, str, int, int | bytes]] = []
-    for term, start, end in zip(tokenised.terms, tokenised.bounds, tokenised.bounds[1:], strict=False):
-        if end - start == 1 and held[start] == segment:
-            rows.append((scope_key, family, term, segment, singles[start]))
-        else:
-            rows.append(
-                (scope_key, family, term, segment, packed[4 * start : 4 * end] + offsets[4 * start : 4 * end])
-            )
-    # In primary-key order (by term): the B-tree then fills page by page instead of all over.
-    conn.executemany(
-        "INSERT INTO search_segments (scope_key, family, term, segment, postings) VALUES (?, ?, ?, ?, ?)",
-        rows,
-    )
     conn.execute(
         "INSERT INTO search_log (scope_key, family, generation, doc_key, added) VALUES (?, ?, ?, ?, ?)",
         (scope_key, family, last, segment, index_log.pack(segment, keys, tokenised.logged)),
     )
+    if count >= DEFER_DOCUMENTS:
+        _defer(conn, scope_key, family, last, count)
+    else:
+        _insert_segment(
+            conn,
+            scope_key,
+            family,
+            segment,
+            tokenised.terms,
+            tokenised.bounds,
+            keys[tokenised.positions],
+            tokenised.tfs,
+        )
     if last // _PRUNE_EVERY != (last - count) // _PRUNE_EVERY:  # crossed a multiple, as one by one would
         _prune(conn, scope_key, family, last)
+
+
+def _insert_segment(
+    conn: Conn,
+    scope_key: int,
+    family: str,
+    segment: int,
+    terms: Sequence[str],
+    bounds: Sequence[int],
+    held: npt.NDArray[np.int64],
+    tfs: npt.NDArray[np.int32],
+) -> None:
+    """A row per term: term i's postings are the documents held[bounds[i]:bounds[i + 1]] with
+    their term frequencies."""
+    # In primary-key order (by term): the B-tree then fills page by page instead of all over.
+    conn.executemany(
+        "INSERT INTO search_segments (scope_key, family, term, segment, postings) VALUES (?, ?, ?, ?, ?)",
+        [
+            (scope_key, family, term, segment, packed)
+            for term, packed in _packed(segment, terms, bounds, held, tfs)
+        ],
+    )
+
+
+def _packed(
+    segment: int,
+    terms: Sequence[str],
+    bounds: Sequence[int],
+    held: npt.NDArray[np.int64],
+    tfs: npt.NDArray[np.int32],
+) -> list[tuple[str, int | bytes]]:
+    """Each term with its postings packed as `pack_postings` does, from arrays already grouped."""
+    offsets, packed, singles = _offsets(segment, held), tfs.astype("<i4").tobytes(), tfs.tolist()
+    rows: list[tuple[str, int | bytes]] = []
+    for term, start, end in zip(terms, bounds, bounds[1:], strict=False):
+        if end - start == 1 and held[start] == segment:
+            rows.append((term, singles[start]))
+        else:
+            rows.append((term, packed[4 * start : 4 * end] + offsets[4 * start : 4 * end]))
+    return rows
+
+
+def _defer(conn: Conn, scope_key: int, family: str, generation: int, count: int) -> None:
+    """Leave a large write's postings in its log row; once the deferred writes of the family hold
+    MERGE_DOCUMENTS documents, merge them all into one run."""
+    conn.execute(
+        "INSERT INTO search_pending (scope_key, family, generation, documents) VALUES (?, ?, ?, ?)",
+        (scope_key, family, generation, count),
+    )
+    (waiting,) = conn.execute(
+        "SELECT SUM(documents) FROM search_pending WHERE scope_key = ? AND family = ?", (scope_key, family)
+    ).fetchone()
+    if int(waiting) >= MERGE_DOCUMENTS:
+        _merge_pending(conn, scope_key, family)
+
+
+def _pending(conn: Conn, scope_key: int, family: str) -> list[index_log.LoggedWrite]:
+    """The writes whose postings are still only in their log rows."""
+    return [
+        index_log.unpack(int(base), bytes(added))
+        for base, added in conn.execute(
+            "SELECT l.doc_key, l.added FROM search_pending p JOIN search_log l ON l.scope_key = p.scope_key"
+            " AND l.family = p.family AND l.generation = p.generation WHERE p.scope_key = ? AND p.family = ?",
+            (scope_key, family),
+        )
+    ]
+
+
+def _merge_pending(conn: Conn, scope_key: int, family: str) -> None:
+    """Move the deferred writes' postings of documents still indexed into one run: a row per
+    distinct term among them all."""
+    logged = _pending(conn, scope_key, family)
+    conn.execute("DELETE FROM search_pending WHERE scope_key = ? AND family = ?", (scope_key, family))
+    if not logged:
+        return
+    listed = np.concatenate([write.doc_keys for write in logged])
+    indexed = _indexed(conn, family, listed.tolist())  # documents unindexed since their write drop out
+    union = sorted(set(chain.from_iterable(write.terms for write in logged)))
+    number = {term: i for i, term in enumerate(union)}
+    ids = np.concatenate(
+        [
+            np.repeat(
+                np.fromiter(map(number.__getitem__, w.terms), np.int64, len(w.terms)), np.diff(w.bounds)
+            )
+            for w in logged
+        ]
+    )
+    keys = np.concatenate([write.doc_keys[write.positions] for write in logged])
+    tfs = np.concatenate([write.tfs for write in logged])
+    keep = np.isin(keys, indexed)
+    ids, keys, tfs = ids[keep], keys[keep], tfs[keep]
+    if not len(keys):
+        return
+    order = np.lexsort((keys, ids))  # by term, then document
+    counts = np.bincount(ids, minlength=len(union))
+    present = counts > 0
+    terms = [term for term, held in zip(union, present.tolist(), strict=True) if held]
+    bounds = np.concatenate(([0], np.cumsum(counts[present]))).tolist()
+    _write_run(conn, scope_key, family, terms, bounds, keys[order], tfs[order])
+    _compact_runs(conn, scope_key, family)
+
+
+def _write_run(
+    conn: Conn,
+    scope_key: int,
+    family: str,
+    terms: Sequence[str],
+    bounds: Sequence[int],
+    held: npt.NDArray[np.int64],
+    tfs: npt.NDArray[np.int32],
+) -> None:
+    """Store postings grouped by term as one run, named by the smallest document key it holds, and
+    point its documents' `search_docs.segment` at it."""
+    segment = int(held.min())
+    conn.executemany(
+        "INSERT INTO search_runs (scope_key, family, segment, term, postings) VALUES (?, ?, ?, ?, ?)",
+        [
+            (scope_key, family, segment, term, packed)
+            for term, packed in _packed(segment, terms, bounds, held, tfs)
+        ],
+    )
+    moved = np.unique(held).tolist()
+    conn.execute(
+        "INSERT INTO search_run_sizes (scope_key, family, segment, documents) VALUES (?, ?, ?, ?)",
+        (scope_key, family, segment, len(moved)),
+    )
+    for start in range(0, len(moved), _KEYS_PER_STATEMENT):
+        chunk = moved[start : start + _KEYS_PER_STATEMENT]
+        conn.execute(
+            f"UPDATE search_docs SET segment = ? WHERE family = ? AND doc_key IN ({_marks(chunk)})",
+            (segment, family, *chunk),
+        )
+
+
+def _size_class(documents: int) -> int:
+    size, found = max(documents, 1) // MERGE_DOCUMENTS, 0
+    while size >= RUN_FANOUT:
+        size //= RUN_FANOUT
+        found += 1
+    return found
+
+
+def _compact_runs(conn: Conn, scope_key: int, family: str) -> None:
+    """Merge RUN_FANOUT runs of one size class into one, smallest class first, until no class holds
+    that many (a merge can fill the next class)."""
+    while True:
+        classes: dict[int, list[int]] = {}
+        for segment, documents in conn.execute(
+            "SELECT segment, documents FROM search_run_sizes WHERE scope_key = ? AND family = ? ORDER BY segment",
+            (scope_key, family),
+        ).fetchall():
+            classes.setdefault(_size_class(int(documents)), []).append(int(segment))
+        full = [runs for _, runs in sorted(classes.items()) if len(runs) >= RUN_FANOUT]
+        if not full:
+            return
+        _merge_runs(conn, scope_key, family, full[0][:RUN_FANOUT])
+
+
+def _merge_runs(conn: Conn, scope_key: int, family: str, runs: list[int]) -> None:
+    """Replace `runs` by one run holding all their postings (already without unindexed documents)."""
+    where = f"scope_key = ? AND family = ? AND segment IN ({_marks(runs)})"
+    parts: dict[str, list[tuple[npt.NDArray[np.int64], npt.NDArray[np.int32]]]] = {}
+    for term, segment, packed in conn.execute(
+        f"SELECT term, segment, postings FROM search_runs WHERE {where} ORDER BY segment",
+        (scope_key, family, *runs),
+    ).fetchall():
+        parts.setdefault(term, []).append(unpack_postings(int(segment), packed))
+    for table in ("search_runs", "search_run_sizes"):
+        conn.execute(f"DELETE FROM {table} WHERE {where}", (scope_key, family, *runs))
+    if not parts:
+        return
+    terms = sorted(parts)
+    grouped = [parts[term] for term in terms]
+    sizes = np.fromiter((sum(len(keys) for keys, _ in found) for found in grouped), np.int64, len(terms))
+    held = np.concatenate([keys for found in grouped for keys, _ in found])
+    tfs = np.concatenate([term_tfs for found in grouped for _, term_tfs in found])
+    _write_run(conn, scope_key, family, terms, np.concatenate(([0], np.cumsum(sizes))).tolist(), held, tfs)
+
+
+def _indexed(conn: Conn, family: str, doc_keys: list[int]) -> npt.NDArray[np.int64]:
+    """Which of `doc_keys` the family's index holds now."""
+    found: list[int] = []
+    for start in range(0, len(doc_keys), _KEYS_PER_STATEMENT):
+        chunk = doc_keys[start : start + _KEYS_PER_STATEMENT]
+        found += [
+            int(key)
+            for (key,) in conn.execute(
+                f"SELECT doc_key FROM search_docs WHERE family = ? AND doc_key IN ({_marks(chunk)})",
+                (family, *chunk),
+            )
+        ]
+    return np.array(found, np.int64)
 
 
 def unindex_document(conn: Conn, scope_key: int, family: str, doc_key: int, text: str) -> None:
@@ -198,40 +418,42 @@ def unindex_document(conn: Conn, scope_key: int, family: str, doc_key: int, text
 def _drop_postings(
     conn: Conn, scope_key: int, family: str, segment: int, doc_key: int, terms: list[str]
 ) -> None:
-    """Take the document out of its segment's rows: one read, then a statement per kind of change
-    (each a round trip on OceanBase); a row left without postings is deleted."""
+    """Take the document out of its segment's or run's rows: one read of both tables, then a
+    statement per kind of change (each a round trip on OceanBase); a row left without postings is
+    deleted."""
     where = f"scope_key = ? AND family = ? AND segment = ? AND term IN ({_marks(terms)})"
-    rewritten: list[tuple[int | bytes, int, str, str, int]] = []
-    emptied: list[str] = []
-    for term, packed in conn.execute(
-        f"SELECT term, postings FROM search_segments WHERE {where}", (scope_key, family, segment, *terms)
+    params = (scope_key, family, segment, *terms)
+    rewritten: dict[str, list[tuple[int | bytes, int, str, str, int]]] = {
+        table: [] for table in _POSTINGS_TABLES
+    }
+    emptied: dict[str, list[str]] = {table: [] for table in _POSTINGS_TABLES}
+    for table, term, packed in conn.execute(
+        f"SELECT 0, term, postings FROM search_segments WHERE {where}"
+        f" UNION ALL SELECT 1, term, postings FROM search_runs WHERE {where}",
+        (*params, *params),
     ).fetchall():
         keys, tfs = unpack_postings(segment, packed)
         keep = keys != doc_key
         if keep.all():
             continue
+        name = _POSTINGS_TABLES[int(table)]
         if keep.any():
-            rewritten.append(
-                (
-                    pack_postings(segment, keys[keep].tolist(), tfs[keep].tolist()),
-                    scope_key,
-                    family,
-                    term,
-                    segment,
-                )
-            )
+            packed_kept = pack_postings(segment, keys[keep].tolist(), tfs[keep].tolist())
+            rewritten[name].append((packed_kept, scope_key, family, term, segment))
         else:
-            emptied.append(term)
-    if rewritten:
-        conn.executemany(
-            "UPDATE search_segments SET postings = ? WHERE scope_key = ? AND family = ? AND term = ? AND segment = ?",
-            rewritten,
-        )
-    if emptied:
-        conn.execute(
-            f"DELETE FROM search_segments WHERE scope_key = ? AND family = ? AND segment = ? AND term IN ({_marks(emptied)})",
-            (scope_key, family, segment, *emptied),
-        )
+            emptied[name].append(term)
+    for name in _POSTINGS_TABLES:
+        if rewritten[name]:
+            conn.executemany(
+                f"UPDATE {name} SET postings = ? WHERE scope_key = ? AND family = ? AND term = ? AND segment = ?",
+                rewritten[name],
+            )
+        if emptied[name]:
+            conn.execute(
+                f"DELETE FROM {name} WHERE scope_key = ? AND family = ? AND segment = ?"
+                f" AND term IN ({_marks(emptied[name])})",
+                (scope_key, family, segment, *emptied[name]),
+            )
 
 
 def forget_documents(conn: Conn, scope_key: int, family: str, doc_keys: Sequence[int]) -> None:
@@ -260,7 +482,14 @@ def drop_index(conn: Conn, scope_key: int | None = None) -> None:
     (Scope, family)'s generation past what a mirror's log replay can bridge: every mirror of them
     rebuilds. So a Scope that SQLite later gives the same key never meets the old one's mirror."""
     where, params = ("", ()) if scope_key is None else (" WHERE scope_key = ?", (scope_key,))
-    for table in ("search_segments", "search_docs", "search_log"):
+    for table in (
+        "search_segments",
+        "search_runs",
+        "search_run_sizes",
+        "search_docs",
+        "search_log",
+        "search_pending",
+    ):
         conn.execute(f"DELETE FROM {table}{where}", params)
     conn.execute(
         f"UPDATE search_stats SET documents = 0, total_length = 0, generation = generation + ?{where}",
@@ -294,9 +523,12 @@ def _generation(conn: Conn, scope_key: int, family: str) -> int:
 
 
 def _prune(conn: Conn, scope_key: int, family: str, generation: int) -> None:
+    """Forget log rows older than LOG_RETAIN generations, but a deferred write's (its postings are
+    only there)."""
     conn.execute(
-        "DELETE FROM search_log WHERE scope_key = ? AND family = ? AND generation <= ?",
-        (scope_key, family, generation - LOG_RETAIN),
+        "DELETE FROM search_log WHERE scope_key = ? AND family = ? AND generation <= ? AND generation NOT IN"
+        " (SELECT generation FROM search_pending WHERE scope_key = ? AND family = ?)",
+        (scope_key, family, generation - LOG_RETAIN, scope_key, family),
     )
 
 
@@ -395,11 +627,26 @@ def _documents(conn: Conn, scope_key: int, family: str) -> list[tuple[int, int]]
 def _read_terms(
     conn: Conn, scope_key: int, family: str, terms: list[str]
 ) -> dict[str, list[tuple[int, int]]]:
+    """Each term's (doc_key, tf) postings: its segment rows, its rows in each run, and those of
+    deferred writes not merged yet. A deferred write still lists documents unindexed since; a
+    mirror skips those it does not know and masks the ones it knows as removed."""
     rows: dict[str, list[tuple[int, int]]] = {term: [] for term in terms}
+    runs = [
+        int(segment)
+        for (segment,) in conn.execute(
+            "SELECT segment FROM search_run_sizes WHERE scope_key = ? AND family = ?", (scope_key, family)
+        )
+    ]
+    in_runs = (
+        f" UNION ALL SELECT term, segment, postings FROM search_runs WHERE scope_key = ? AND family = ?"
+        f" AND segment IN ({_marks(runs)}) AND term IN ({_marks(terms)})"
+        if runs
+        else ""
+    )
     for term, segment, packed in conn.execute(
         "SELECT term, segment, postings FROM search_segments"
-        f" WHERE scope_key = ? AND family = ? AND term IN ({_marks(terms)})",
-        (scope_key, family, *terms),
+        f" WHERE scope_key = ? AND family = ? AND term IN ({_marks(terms)}){in_runs}",
+        (scope_key, family, *terms, *((scope_key, family, *runs, *terms) if runs else ())),
     ):
         tf = _single(packed)
         if tf is not None:  # the common single posting, without arrays
@@ -407,4 +654,11 @@ def _read_terms(
             continue
         keys, tfs = unpack_postings(int(segment), packed)
         rows[term].extend(zip(keys.tolist(), tfs.tolist(), strict=True))
+    for write in _pending(conn, scope_key, family):
+        for term in terms:
+            at = bisect_left(write.terms, term)
+            if at < len(write.terms) and write.terms[at] == term:
+                start, end = int(write.bounds[at]), int(write.bounds[at + 1])
+                held = write.doc_keys[write.positions[start:end]]
+                rows[term].extend(zip(held.tolist(), write.tfs[start:end].tolist(), strict=True))
     return rows

@@ -230,6 +230,33 @@ MIGRATIONS: tuple[Migration, ...] = (
             doc_key INTEGER NOT NULL,
             added BLOB,
             PRIMARY KEY (scope_key, family, generation)
+        ) WITHOUT ROWID;
+        -- Writes of many documents leave their postings in their log row until enough have gathered,
+        -- then go into one run together (see sql_search.py); these are the ones waiting.
+        CREATE TABLE search_pending (
+            scope_key INTEGER NOT NULL,
+            family TEXT NOT NULL,
+            generation INTEGER NOT NULL,
+            documents INTEGER NOT NULL,
+            PRIMARY KEY (scope_key, family, generation)
+        ) WITHOUT ROWID;
+        -- Postings of merged writes, a row per term and run like search_segments, but clustered by
+        -- run: a merge writes one stretch of the table instead of a row beside every term's others.
+        CREATE TABLE search_runs (
+            scope_key INTEGER NOT NULL,
+            family TEXT NOT NULL,
+            segment INTEGER NOT NULL,
+            term TEXT NOT NULL,
+            postings BLOB NOT NULL,
+            PRIMARY KEY (scope_key, family, segment, term)
+        ) WITHOUT ROWID;
+        -- The runs of each (Scope, family), and the documents each held when written (its size class).
+        CREATE TABLE search_run_sizes (
+            scope_key INTEGER NOT NULL,
+            family TEXT NOT NULL,
+            segment INTEGER NOT NULL,
+            documents INTEGER NOT NULL,
+            PRIMARY KEY (scope_key, family, segment)
         ) WITHOUT ROWID
         """,
         after=upgrade_index,
