@@ -19,12 +19,14 @@ A term's postings are then its segment rows, a seek into each run, and the waiti
 
 from __future__ import annotations
 
+import struct
 import sys
 from array import array
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, pairwise
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -52,6 +54,7 @@ _POSTINGS_TABLES = ("search_segments", "search_runs")
 _PRUNE_EVERY = 256
 _BIG_ENDIAN = sys.byteorder == "big"
 _MAX_OFFSET = 2**32 - 1
+_SINGLE_ROW = struct.Struct("<iI")  # a single posting as a blob: its tf, offset 0
 
 
 def pack_postings(segment: int, doc_keys: Sequence[int], tfs: Sequence[int]) -> int | bytes:
@@ -236,15 +239,23 @@ def _packed(
     held: npt.NDArray[np.int64],
     tfs: npt.NDArray[np.int32],
 ) -> list[tuple[str, int | bytes]]:
-    """Each term with its postings packed as `pack_postings` does, from arrays already grouped."""
-    offsets, packed, singles = _offsets(segment, held), tfs.astype("<i4").tobytes(), tfs.tolist()
-    rows: list[tuple[str, int | bytes]] = []
-    for term, start, end in zip(terms, bounds, bounds[1:], strict=False):
-        if end - start == 1 and held[start] == segment:
-            rows.append((term, singles[start]))
-        else:
-            rows.append((term, packed[4 * start : 4 * end] + offsets[4 * start : 4 * end]))
-    return rows
+    """Each term with its postings packed as `pack_postings` does, from arrays already grouped.
+    Every blob is laid out in one buffer by array operations and a row takes a slice of it: a run
+    has thousands of terms, and a slice costs less than packing each row's arrays."""
+    edges = np.asarray(bounds, np.int64)
+    starts, sizes = edges[:-1], np.diff(edges)
+    words = np.empty(2 * len(held), "<u4")
+    offsets = _halves(sizes)
+    words[~offsets] = tfs.astype("<i4").view("<u4")
+    words[offsets] = np.frombuffer(_offsets(segment, held), "<u4")
+    buffer = words.tobytes()
+    byte_edges = (8 * edges).tolist()
+    values: list[int | bytes] = [buffer[a:b] for a, b in pairwise(byte_edges)]
+    alone = np.flatnonzero(sizes == 1)
+    alone = alone[held[starts[alone]] == segment]
+    for at, tf in zip(alone.tolist(), tfs[starts[alone]].tolist(), strict=True):
+        values[at] = int(tf)
+    return list(zip(terms, values, strict=True))
 
 
 def _defer(conn: Conn, scope_key: int, family: str, generation: int, count: int) -> None:
@@ -280,53 +291,87 @@ def _merge_pending(conn: Conn, scope_key: int, family: str) -> None:
     conn.execute("DELETE FROM search_pending WHERE scope_key = ? AND family = ?", (scope_key, family))
     if not logged:
         return
-    listed = np.concatenate([write.doc_keys for write in logged])
-    indexed = _indexed(conn, family, listed.tolist())  # documents unindexed since their write drop out
-    union = sorted(set(chain.from_iterable(write.terms for write in logged)))
-    number = {term: i for i, term in enumerate(union)}
-    ids = np.concatenate(
-        [
-            np.repeat(
-                np.fromiter(map(number.__getitem__, w.terms), np.int64, len(w.terms)), np.diff(w.bounds)
-            )
-            for w in logged
-        ]
+    # Each write's postings are grouped by term already: a block per (write, term), in order.
+    written = np.cumsum([0] + [len(write.tfs) for write in logged])
+    grouped = _by_term(
+        list(chain.from_iterable(write.terms for write in logged)),
+        np.concatenate([write.bounds[:-1] + at for write, at in zip(logged, written.tolist(), strict=False)]),
+        np.concatenate([np.diff(write.bounds) for write in logged]),
+        np.concatenate([write.doc_keys[write.positions] for write in logged]),
+        np.concatenate([write.tfs for write in logged]),
     )
-    keys = np.concatenate([write.doc_keys[write.positions] for write in logged])
-    tfs = np.concatenate([write.tfs for write in logged])
-    keep = np.isin(keys, indexed)
-    ids, keys, tfs = ids[keep], keys[keep], tfs[keep]
-    if not len(keys):
-        return
-    order = np.lexsort((keys, ids))  # by term, then document
-    counts = np.bincount(ids, minlength=len(union))
-    present = counts > 0
-    terms = [term for term, held in zip(union, present.tolist(), strict=True) if held]
-    bounds = np.concatenate(([0], np.cumsum(counts[present]))).tolist()
-    _write_run(conn, scope_key, family, terms, bounds, keys[order], tfs[order])
-    _compact_runs(conn, scope_key, family)
+    listed = np.concatenate([write.doc_keys for write in logged])
+    indexed = _indexed(conn, family, listed)
+    if len(indexed) < len(listed):  # documents unindexed since their write drop out
+        grouped = grouped.only(indexed)
+    if grouped.terms:
+        _write_run(conn, scope_key, family, grouped, np.sort(indexed))
+        _compact_runs(conn, scope_key, family)
+
+
+@dataclass(frozen=True, slots=True)
+class _Grouped:
+    """Postings grouped by term: term i's are held[bounds[i]:bounds[i + 1]] with their tfs."""
+
+    terms: list[str]
+    bounds: list[int]
+    held: npt.NDArray[np.int64]
+    tfs: npt.NDArray[np.int32]
+
+    def only(self, doc_keys: npt.NDArray[np.int64]) -> _Grouped:
+        """These postings less those of documents not in `doc_keys`; terms left with none go."""
+        keep = np.isin(self.held, doc_keys)
+        term_of = np.repeat(np.arange(len(self.terms)), np.diff(self.bounds))[keep]
+        counts = np.bincount(term_of, minlength=len(self.terms))
+        kept = (counts > 0).tolist()
+        return _Grouped(
+            [term for term, held in zip(self.terms, kept, strict=True) if held],
+            np.concatenate(([0], np.cumsum(counts[counts > 0]))).tolist(),
+            self.held[keep],
+            self.tfs[keep],
+        )
+
+
+def _by_term(
+    block_terms: list[str],
+    starts: npt.NDArray[np.int64],
+    sizes: npt.NDArray[np.int64],
+    held: npt.NDArray[np.int64],
+    tfs: npt.NDArray[np.int32],
+) -> _Grouped:
+    """Blocks of postings (block i: the term block_terms[i], postings [starts[i], starts[i] +
+    sizes[i]) of held and tfs) regrouped by term, a term's blocks in their order. Sorting the
+    blocks, not the postings, keeps a merge's sort to a few thousand items."""
+    union = sorted(set(block_terms))
+    number = {term: i for i, term in enumerate(union)}
+    ids = np.fromiter(map(number.__getitem__, block_terms), np.int64, len(block_terms))
+    order = np.argsort(ids, kind="stable")
+    taken = _ranges(starts[order], sizes[order])
+    counts = np.bincount(ids, sizes, minlength=len(union)).astype(np.int64)
+    return _Grouped(union, np.concatenate(([0], np.cumsum(counts))).tolist(), held[taken], tfs[taken])
+
+
+def _ranges(starts: npt.NDArray[np.int64], sizes: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """The indexes starts[0] .. starts[0] + sizes[0] - 1, then those of the next range, and so on."""
+    ends = np.cumsum(sizes)
+    shifts: npt.NDArray[np.int64] = np.repeat(starts - (ends - sizes), sizes)
+    return np.arange(len(shifts), dtype=np.int64) + shifts
 
 
 def _write_run(
-    conn: Conn,
-    scope_key: int,
-    family: str,
-    terms: Sequence[str],
-    bounds: Sequence[int],
-    held: npt.NDArray[np.int64],
-    tfs: npt.NDArray[np.int32],
+    conn: Conn, scope_key: int, family: str, grouped: _Grouped, documents: npt.NDArray[np.int64]
 ) -> None:
     """Store postings grouped by term as one run, named by the smallest document key it holds, and
-    point its documents' `search_docs.segment` at it."""
-    segment = int(held.min())
+    point its `documents` (those the postings name, ascending) at it in `search_docs.segment`."""
+    segment = int(documents[0])
     conn.executemany(
         "INSERT INTO search_runs (scope_key, family, segment, term, postings) VALUES (?, ?, ?, ?, ?)",
         [
             (scope_key, family, segment, term, packed)
-            for term, packed in _packed(segment, terms, bounds, held, tfs)
+            for term, packed in _packed(segment, grouped.terms, grouped.bounds, grouped.held, grouped.tfs)
         ],
     )
-    moved = np.unique(held).tolist()
+    moved = documents.tolist()
     conn.execute(
         "INSERT INTO search_run_sizes (scope_key, family, segment, documents) VALUES (?, ?, ?, ?)",
         (scope_key, family, segment, len(moved)),
@@ -366,29 +411,62 @@ def _compact_runs(conn: Conn, scope_key: int, family: str) -> None:
 def _merge_runs(conn: Conn, scope_key: int, family: str, runs: list[int]) -> None:
     """Replace `runs` by one run holding all their postings (already without unindexed documents)."""
     where = f"scope_key = ? AND family = ? AND segment IN ({_marks(runs)})"
-    parts: dict[str, list[tuple[npt.NDArray[np.int64], npt.NDArray[np.int32]]]] = {}
-    for term, segment, packed in conn.execute(
+    rows = conn.execute(
         f"SELECT term, segment, postings FROM search_runs WHERE {where} ORDER BY segment",
         (scope_key, family, *runs),
-    ).fetchall():
-        parts.setdefault(term, []).append(unpack_postings(int(segment), packed))
+    ).fetchall()
     for table in ("search_runs", "search_run_sizes"):
         conn.execute(f"DELETE FROM {table} WHERE {where}", (scope_key, family, *runs))
-    if not parts:
+    if not rows:
         return
-    terms = sorted(parts)
-    grouped = [parts[term] for term in terms]
-    sizes = np.fromiter((sum(len(keys) for keys, _ in found) for found in grouped), np.int64, len(terms))
-    held = np.concatenate([keys for found in grouped for keys, _ in found])
-    tfs = np.concatenate([term_tfs for found in grouped for _, term_tfs in found])
-    _write_run(conn, scope_key, family, terms, np.concatenate(([0], np.cumsum(sizes))).tolist(), held, tfs)
+    sizes, held, tfs = _unpack_rows(
+        [int(segment) for _, segment, _ in rows], [packed for _, _, packed in rows]
+    )
+    grouped = _by_term([term for term, _, _ in rows], np.cumsum(sizes) - sizes, sizes, held, tfs)
+    _write_run(conn, scope_key, family, grouped, _distinct(held))
 
 
-def _indexed(conn: Conn, family: str, doc_keys: list[int]) -> npt.NDArray[np.int64]:
+def _unpack_rows(
+    segments: list[int], packed: list[int | bytes]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int32]]:
+    """`unpack_postings` of many rows at once: each row's number of postings, then the documents
+    and term frequencies of them all, row after row."""
+    blobs = [
+        _SINGLE_ROW.pack(tf, 0) if (tf := _single(value)) is not None else cast(bytes, value)
+        for value in packed
+    ]
+    sizes = np.fromiter(map(len, blobs), np.int64, len(blobs)) // 8
+    words = np.frombuffer(b"".join(blobs), "<u4")
+    offsets = _halves(sizes)
+    held = words[offsets] + np.repeat(np.array(segments, np.int64), sizes)
+    tfs = words[~offsets].view("<i4")
+    return sizes, held, tfs
+
+
+def _halves(sizes: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+    """Which words of packed postings laid end to end (`sizes[i]` postings each: their tfs, then
+    their offsets) are offsets."""
+    return np.repeat(np.tile(np.array([False, True]), len(sizes)), np.repeat(sizes, 2))
+
+
+def _distinct(keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """The distinct keys, ascending; a run's keys are mostly a dense stretch, which a mask sorts
+    without comparisons."""
+    low = int(keys.min())
+    span = int(keys.max()) - low + 1
+    if span > 4 * len(keys) + 4096:
+        return np.unique(keys)
+    seen = np.zeros(span, np.bool_)
+    seen[keys - low] = True
+    return np.flatnonzero(seen) + low
+
+
+def _indexed(conn: Conn, family: str, doc_keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """Which of `doc_keys` the family's index holds now."""
     found: list[int] = []
-    for start in range(0, len(doc_keys), _KEYS_PER_STATEMENT):
-        chunk = doc_keys[start : start + _KEYS_PER_STATEMENT]
+    listed = doc_keys.tolist()
+    for start in range(0, len(listed), _KEYS_PER_STATEMENT):
+        chunk = listed[start : start + _KEYS_PER_STATEMENT]
         found += [
             int(key)
             for (key,) in conn.execute(
