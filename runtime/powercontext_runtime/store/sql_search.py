@@ -362,7 +362,8 @@ def _write_run(
     conn: Conn, scope_key: int, family: str, grouped: _Grouped, documents: npt.NDArray[np.int64]
 ) -> None:
     """Store postings grouped by term as one run, named by the smallest document key it holds, and
-    point its `documents` (those the postings name, ascending) at it in `search_docs.segment`."""
+    point its `documents` (ascending; every document the postings name, and maybe some without
+    terms) at it in `search_docs.segment`."""
     segment = int(documents[0])
     conn.executemany(
         "INSERT INTO search_runs (scope_key, family, segment, term, postings) VALUES (?, ?, ?, ?, ?)",
