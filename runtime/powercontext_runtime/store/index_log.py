@@ -93,10 +93,20 @@ def without_documents(base: int, blob: bytes, doc_keys: set[int]) -> bytes | Non
     if not gone.any():
         return None
     keep = ~gone[logged.positions]
-    term_of = np.repeat(np.arange(len(logged.terms)), np.diff(logged.bounds))[keep]
-    counts = np.bincount(term_of, minlength=len(logged.terms))
-    kept_terms = counts > 0
-    bounds = np.concatenate(([0], np.cumsum(counts[kept_terms])))
-    terms = [term for term, kept in zip(logged.terms, kept_terms.tolist(), strict=True) if kept]
+    terms, bounds = kept_terms(logged.terms, logged.bounds, keep)
     tail = pack_tail(logged.lengths, terms, bounds, logged.positions[keep], logged.tfs[keep])
     return pack(base, logged.doc_keys, tail)
+
+
+def kept_terms(
+    terms: list[str], bounds: npt.ArrayLike, keep: npt.NDArray[np.bool_]
+) -> tuple[list[str], npt.NDArray[np.int64]]:
+    """Postings grouped by term (term i's are [bounds[i], bounds[i + 1])) once only those where
+    `keep` holds are left: the terms that still have some, and their new bounds."""
+    term_of = np.repeat(np.arange(len(terms)), np.diff(np.asarray(bounds, np.int64)))[keep]
+    counts = np.bincount(term_of, minlength=len(terms))
+    held = counts > 0
+    return (
+        [term for term, kept in zip(terms, held.tolist(), strict=True) if kept],
+        np.concatenate(([0], np.cumsum(counts[held]))).astype(np.int64),
+    )
