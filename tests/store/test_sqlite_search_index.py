@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import random
 import sqlite3
+import struct
 from collections import Counter
 from pathlib import Path
 
@@ -27,29 +28,52 @@ def test_document_terms_hold_words_cjk_characters_and_pairs() -> None:
     )
 
 
-def head_texts(db: Path) -> dict[tuple[int, str], list[str]]:
-    """What the index must describe, recomputed from the stored heads."""
+# Postings as (Scope, family) -> term -> {document key: term frequency}.
+Postings = dict[tuple[int, str], dict[str, dict[int, int]]]
+
+
+def head_postings(db: Path) -> Postings:
+    """What the index must hold, recomputed from the stored heads (a Memory head's document key is
+    its version key)."""
     conn = sqlite3.connect(db)
-    docs: dict[tuple[int, str], list[str]] = {}
-    for scope_key, text in conn.execute(
-        "SELECT scope_key, text FROM memory_entry_versions WHERE removed_revision IS NULL"
+    found: Postings = {}
+    for scope_key, version_key, text in conn.execute(
+        "SELECT scope_key, version_key, text FROM memory_entry_versions WHERE removed_revision IS NULL"
     ):
-        docs.setdefault((scope_key, "memory"), []).append(text)
+        for term, tf in document_terms(text).items():
+            found.setdefault((scope_key, "memory"), {}).setdefault(term, {})[version_key] = tf
     conn.close()
-    return docs
+    return found
 
 
-def index_terms(db: Path) -> dict[tuple[int, str], Counter[str]]:
-    """Document frequencies by (Scope, family) as the index holds them: its segments and runs, and
-    the deferred writes' postings of documents it still holds."""
+def stored_postings(segment: int, postings: int | bytes) -> dict[int, int]:
+    """A segment or run row decoded by its documented layout, not by the code that wrote it: the tf
+    alone for the segment's own document, else n little-endian int32 tfs, then n little-endian
+    uint32 offsets of the documents' keys from the segment."""
+    if isinstance(postings, int):
+        return {segment: postings}
+    count = len(postings) // 8
+    tfs = struct.unpack(f"<{count}i", postings[: 4 * count])
+    offsets = struct.unpack(f"<{count}I", postings[4 * count :])
+    return {segment + offset: tf for offset, tf in zip(offsets, tfs, strict=True)}
+
+
+def index_postings(db: Path) -> Postings:
+    """The postings as the index holds them: its segments and runs, and the deferred writes'
+    postings of documents it still holds."""
     conn = sqlite3.connect(db)
-    found: dict[tuple[int, str], Counter[str]] = {}
+    found: Postings = {}
+
+    def add(scope_key: int, family: str, term: str, held: dict[int, int]) -> None:
+        into = found.setdefault((scope_key, family), {}).setdefault(term, {})
+        assert not into.keys() & held.keys(), (term, held)  # a posting is stored once
+        into.update(held)
+
     for scope_key, family, term, segment, postings in conn.execute(
         "SELECT scope_key, family, term, segment, postings FROM search_segments"
         " UNION ALL SELECT scope_key, family, term, segment, postings FROM search_runs"
     ):
-        keys, _ = unpack_postings(segment, postings)
-        found.setdefault((scope_key, family), Counter())[term] += len(keys)
+        add(scope_key, family, term, stored_postings(segment, postings))
     indexed = set(conn.execute("SELECT family, doc_key FROM search_docs"))
     for scope_key, family, base, added in conn.execute(
         "SELECT l.scope_key, l.family, l.doc_key, l.added FROM search_pending p JOIN search_log l"
@@ -57,10 +81,16 @@ def index_terms(db: Path) -> dict[tuple[int, str], Counter[str]]:
     ):
         write = index_log.unpack(base, added)
         for i, term in enumerate(write.terms):
-            held = write.doc_keys[write.positions[write.bounds[i] : write.bounds[i + 1]]]
-            count = sum((family, int(key)) in indexed for key in held)
-            if count:
-                found.setdefault((scope_key, family), Counter())[term] += count
+            start, end = write.bounds[i], write.bounds[i + 1]
+            held = {
+                int(key): int(tf)
+                for key, tf in zip(
+                    write.doc_keys[write.positions[start:end]], write.tfs[start:end], strict=True
+                )
+                if (family, int(key)) in indexed
+            }
+            if held:
+                add(scope_key, family, term, held)
     conn.close()
     return found
 
@@ -85,10 +115,7 @@ def test_the_index_always_equals_a_rebuild_from_the_heads(
     waiting, runs = [], []
     for _ in range(12):
         churn(store, rng, live, 10, words)
-        expected: dict[tuple[int, str], Counter[str]] = {}
-        for key, texts in head_texts(db).items():
-            expected[key] = Counter(term for text in texts for term in document_terms(text))
-        assert index_terms(db) == expected
+        assert index_postings(db) == head_postings(db)
         conn = sqlite3.connect(db)
         waiting.append(conn.execute("SELECT COUNT(*) FROM search_pending").fetchone()[0])
         runs.append(conn.execute("SELECT COUNT(*), MAX(documents) FROM search_run_sizes").fetchone())
@@ -98,6 +125,19 @@ def test_the_index_always_equals_a_rebuild_from_the_heads(
         assert any(b[0] < a[0] for a, b in itertools.pairwise(runs)), runs
         assert max(size for _, size in runs if size) >= 2 * sql_search.MERGE_DOCUMENTS, runs
     store.close()
+
+
+def test_postings_rows_keep_their_documented_layout() -> None:
+    """Databases already hold rows in this layout, and OceanBase keeps a lone tf as its digits."""
+    assert sql_search.pack_postings(100, [100], [3]) == 3
+    assert sql_search.pack_postings(100, [105], [1]) == bytes.fromhex("0100000005000000")
+    packed = sql_search.pack_postings(100, [100, 105, 70_000], [2, 7, 1])
+    assert packed == bytes.fromhex(
+        "02000000070000000100000000000000050000000c110100"
+    )  # 70,000 - 100 = 0x1110c
+    for row, expected in ((3, {100: 3}), (b"3", {100: 3}), (packed, {100: 2, 105: 7, 70_000: 1})):
+        keys, tfs = unpack_postings(100, row)
+        assert dict(zip(keys.tolist(), tfs.tolist(), strict=True)) == expected
 
 
 def test_ranking_prefers_rarer_and_more_frequent_terms(tmp_path: Path) -> None:
@@ -159,7 +199,7 @@ def test_a_batch_writes_a_row_per_distinct_term_and_erasing_one_entry_rewrites_o
     store.erase_memory_entry("s:1", citations[2].entry_id)
     terms = {term for (term,) in conn.execute("SELECT term FROM search_segments")}
     assert terms == {term for text in texts[:2] for term in document_terms(text)}  # zanzibar, three gone
-    assert index_terms(db) == {(1, "memory"): Counter(t for text in texts[:2] for t in document_terms(text))}
+    assert index_postings(db) == head_postings(db)
     conn.close()
     hits = store.search_memory(["s:1"], parse_query("shared"), 10)[0]
     assert sorted(h.text for h in hits) == texts[:2]
