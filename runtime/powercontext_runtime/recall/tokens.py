@@ -252,11 +252,18 @@ def index_tokens(text: str) -> tuple[list[str], list[str]]:
     CJK characters with nothing but non-word characters between them, joined. Each character of a
     stretch is a token, and each two adjacent characters of one are adjacent tokens. Like `tokens`
     without the Token objects and without a Python step per CJK character (most of indexing's time)."""
+    words, stretches = index_words(text)
+    return _STEMS(words), stretches
+
+
+def index_words(text: str) -> tuple[list[str], list[str]]:
+    """`index_tokens` before stemming: the normalised words, and the CJK stretches. A batch stems
+    each distinct word once (`stems`), not each occurrence."""
     normalised = normalise(text)
     if normalised.isascii():
         # The same words as `_TOKEN` finds in ASCII text, where a word character is [a-z0-9_]
         # once case-folded.
-        return _STEMS(normalised.encode("ascii").translate(_ASCII_BREAKS).decode("ascii").split()), []
+        return normalised.encode("ascii").translate(_ASCII_BREAKS).decode("ascii").split(), []
     words: list[str] = []
     stretches: list[str] = []
     runs: list[str] = []
@@ -270,7 +277,12 @@ def index_tokens(text: str) -> tuple[list[str], list[str]]:
         words.append(word)
     if runs:
         stretches.append("".join(runs))
-    return _STEMS(words), stretches
+    return words, stretches
+
+
+def stems(words: Sequence[str]) -> list[str]:
+    """The English Snowball stem of each normalised word."""
+    return _STEMS(words)
 
 
 def first_match(text: str, terms: Collection[str]) -> int | None:
