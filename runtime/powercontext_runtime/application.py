@@ -226,7 +226,7 @@ class ScopedContextApplication:
         expected = None if request.expected_revision is MISSING else request.expected_revision
         entries = [(entry.text, entry.kind) for entry in request.entries]
         citations = self._store.remember_batch(request.scope_id, entries, expected)
-        return wire.RememberBatchResult(citations=[responses.citation(c) for c in citations])
+        return responses.remember_batch_result(citations)
 
     @operation
     def erase_memory_entry(
