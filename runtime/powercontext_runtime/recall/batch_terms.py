@@ -39,8 +39,8 @@ def grouped_terms(texts: Sequence[str]) -> GroupedTerms:
     if len(texts) > _OWNER_MASK:
         raise ValueError("too many documents for one batch")
     tokenised = [index_words(text) for text in texts]
-    # Each distinct written word is stemmed once and numbered by its term; a Counter per text and a
-    # stem lookup per occurrence took 5 µs a text more (19 against 14 for the whole batch).
+    # Each distinct written word is stemmed once and numbered by its term: a Counter per text and a
+    # stem lookup per occurrence made this function 19 µs a text instead of 14.
     every = list(chain.from_iterable(words for words, _ in tokenised))
     written = list(set(every))
     stemmed = [stem[:MAX_TERM_LENGTH] for stem in stems(written)]
