@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from .helpers import assert_invalid_request, new_scope, remember
+from .helpers import assert_invalid_request, new_scope, prepare, remember, search
 
 
 def batch(http: httpx.Client, scope_id: str, entries: list[Any], **fields: Any) -> httpx.Response:
@@ -53,12 +53,26 @@ def test_each_entry_gets_its_citation_in_order_and_reads_back_exactly(http: http
     assert remember(http, scope_id, "after")["citation"]["memory_ref"]["revision"] == 5
 
 
-def test_a_thousand_entries_are_one_request(http: httpx.Client) -> None:
+def test_a_thousand_entries_are_one_request_and_each_is_found_by_its_own_words(http: httpx.Client) -> None:
+    """A batch this large is tokenised as a whole (words and CJK counted across its texts): search
+    and prepare must find each entry by what only it says."""
     scope_id = new_scope(http)
-    response = batch(http, scope_id, [{"text": f"note {i} walrus"} for i in range(1000)])
+    texts = [f"note {i} walrus" for i in range(1000)]
+    texts[537] = "Releases of the NARWHAL notes"  # found by `released`: stemmed
+    texts[812] = "记忆系统，第八百十二条 walrus"  # CJK characters and pairs, after full-width punctuation
+    response = batch(http, scope_id, [{"text": text} for text in texts])
     assert response.status_code == 200, response.text
-    assert len(response.json()["citations"]) == 1000
+    citations = response.json()["citations"]
+    assert [c["entry_id"] for c in citations] == [f"entry-{i}" for i in range(1, 1001)]
     assert len(stored(http, scope_id)) == 1000
+    for query, at in (("released", 537), ("记忆系统", 812), ("note 404", 404)):
+        hits = search(http, "memory", scope_id, query)
+        top = hits[0]
+        assert (top["citation"]["entry_version_id"], top["text"]) == (
+            citations[at]["entry_version_id"],
+            texts[at],
+        )
+    assert "记忆系统，第八百十二条 walrus" in prepare(http, scope_id, "记忆系统")["content"]
 
 
 @pytest.mark.parametrize(
