@@ -109,6 +109,10 @@ def test_wheel_holds_the_client_the_generated_models_and_the_command(wheel: Path
     )
     assert requires == ["httpx<1,>=0.27", "mcp<3,>=2.3; extra == 'mcp'", "pydantic<3,>=2.14"]
     assert "Provides-Extra: mcp" in metadata.splitlines()
+    # The project is Apache-2.0 as a whole: the client says so and carries the text.
+    assert "License-Expression: Apache-2.0" in metadata.splitlines()
+    license_file = next(n for n in names if n.endswith(".dist-info/licenses/LICENSE"))
+    assert zipfile.ZipFile(wheel).read(license_file) == (ROOT / "LICENSE").read_bytes()
     entry_points = (
         zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
     )
