@@ -1,7 +1,10 @@
-"""Tables from bench/results/latest.json; rewrites the marked block in README.md and docs/benchmarks.md.
+"""Tables from bench/results/latest.json; rewrites the marked blocks in README.md and the docs.
 
-    .venv/bin/python -m bench.render            # rewrite both marked blocks from latest.json
-    .venv/bin/python -m bench.render --print    # print the block instead
+    .venv/bin/python -m bench.render            # rewrite every marked block from latest.json
+    .venv/bin/python -m bench.render --print    # print the main block instead
+
+The main block (`bench:begin` … `bench:end`) is in README.md and docs/benchmarks.md; figures quoted
+in prose elsewhere stand in blocks of their own (`bench:metrics-cost`), so no figure is copied by hand.
 
 Each cell is `median ±half-range · baseline (ratio)`: the median over repeated runs, half the
 distance between the fastest and slowest run, the same figure for the row's baseline measured in
@@ -26,6 +29,9 @@ RESULTS = Path(__file__).resolve().parent / "results" / "latest.json"
 BEGIN = "<!-- bench:begin -->"
 END = "<!-- bench:end -->"
 TARGET_FILES = (REPO / "README.md", REPO / "docs" / "benchmarks.md")
+METRICS_BEGIN = "<!-- bench:metrics-cost -->"
+METRICS_END = "<!-- bench:metrics-cost:end -->"
+METRICS_FILES = (REPO / "docs" / "observability.md",)
 
 Getter = Callable[[dict[str, Any]], Any]
 
@@ -292,19 +298,39 @@ def block(results: dict[str, Any]) -> str:
     return "\n".join(parts).rstrip() + "\n"
 
 
+def metrics_cost(results: dict[str, Any]) -> str:
+    """The sentence docs/observability.md quotes: what the metrics bookkeeping costs per request."""
+    cost = results["metrics_us"]
+    return (
+        f"The bookkeeping costs about {_num(cost['prepare']['median'])} µs of CPU for a prepare with 26 "
+        f"candidates and {_num(cost['other']['median'])} µs for any other request (`make bench`, "
+        f'"Metrics", run of {results["generated_at"]}).\n'
+    )
+
+
 def console_table(results: dict[str, Any]) -> str:
     return block(results)
 
 
-def rewrite(path: Path, text: str) -> bool:
-    """Replace what stands between the markers; False when the file has no marked block."""
+def rendered(path: Path, text: str, begin: str = BEGIN, end: str = END) -> str | None:
+    """`path`'s content with `text` between the markers; None when the file has no marked block."""
     content = path.read_text()
-    pattern = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.DOTALL)
+    pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.DOTALL)
     if not pattern.search(content):
-        return False
-    updated = pattern.sub(lambda _m: f"{BEGIN}\n{text}{END}", content, count=1)
-    path.write_text(updated)
-    return True
+        return None
+    return pattern.sub(lambda _m: f"{begin}\n{text}{end}", content, count=1)
+
+
+def rewrites(results: dict[str, Any]) -> dict[Path, str]:
+    """Every file with a marked block, as rendering `results` leaves it."""
+    out: dict[Path, str] = {}
+    jobs = [(p, block(results), BEGIN, END) for p in TARGET_FILES]
+    if "metrics_us" in results:
+        jobs += [(p, metrics_cost(results), METRICS_BEGIN, METRICS_END) for p in METRICS_FILES]
+    for path, text, begin, end in jobs:
+        if path.exists() and (content := rendered(path, text, begin, end)) is not None:
+            out[path] = content
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -317,9 +343,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.print:
         print(text)
         return 0
-    for path in TARGET_FILES:
-        if path.exists() and rewrite(path, text):
-            print(f"rewrote the benchmark block in {path.relative_to(REPO)}", file=sys.stderr)
+    for path, content in rewrites(results).items():
+        path.write_text(content)
+        print(f"rewrote the benchmark blocks in {path.relative_to(REPO)}", file=sys.stderr)
     return 0
 
 

@@ -44,7 +44,10 @@ TOKEN_ENV = "POWERCONTEXT_TOKEN"
 # import), found by entry point so that the client never imports it; each is `main(argv) -> exit status`.
 COMMAND_GROUP = "powercontext.commands"
 SERVER_COMMANDS = ("serve", "token", "copy-store", "export", "import")
-MCP_EXTRA = "powercontext-client[mcp]"  # what installs the MCP SDK for `powercontext mcp`
+# Install hints name the repository, not an index: PowerContext is not published yet, and
+# `powercontext` on PyPI is another project.
+MCP_INSTALL = "pip install './client[mcp]' (in a PowerContext checkout)"
+SERVER_INSTALL = "pip install . (in a PowerContext checkout)"
 CONTRACT_MAX_BYTES = 32768  # the largest `max_bytes` the contract allows, the cap when none is given
 
 EXIT_OK = 0
@@ -128,8 +131,7 @@ def _run_server_command(args: list[str], plugins: Mapping[str, EntryPoint]) -> i
     except ModuleNotFoundError as exc:
         _fail(
             f"`powercontext {args[0]}` needs the PowerContext server, which is not installed here "
-            f"(missing module {exc.name!r}); install the `powercontext` package, not only "
-            "`powercontext-client`"
+            f"(missing module {exc.name!r}); install the server with: {SERVER_INSTALL}"
         )
         return EXIT_API_ERROR
     try:
@@ -192,7 +194,7 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
         description=(
             "An MCP server for agent hosts: each tool is one API operation, called on the server of "
             "--url with --token. It speaks stdio unless --http is given. Needs the MCP SDK: "
-            f"pip install '{MCP_EXTRA}'."
+            f"{MCP_INSTALL}."
         ),
         parents=[shared],
     )
@@ -806,7 +808,7 @@ def _mcp(args: argparse.Namespace) -> int:
             raise
         _fail(
             "`powercontext mcp` needs the MCP SDK (the mcp package), which is not installed here "
-            f"(missing module {exc.name!r}); install it with: pip install '{MCP_EXTRA}'"
+            f"(missing module {exc.name!r}); install it with: {MCP_INSTALL}"
         )
         return EXIT_API_ERROR
     settings = _mcp_server.McpSettings(

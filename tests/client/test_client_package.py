@@ -159,6 +159,9 @@ def test_client_only_command_talks_to_a_server_and_says_serve_needs_the_server(
         assert refused.returncode == 1
         assert refused.stdout == ""
         assert "needs the PowerContext server, which is not installed here" in refused.stderr
+        assert refused.stderr.endswith(
+            "install the server with: pip install . (in a PowerContext checkout)\n"
+        )
 
 
 def test_client_only_mcp_command_says_how_to_install_the_sdk(client_venv: Path) -> None:
@@ -169,7 +172,7 @@ def test_client_only_mcp_command_says_how_to_install_the_sdk(client_venv: Path) 
     assert refused.stdout == ""
     assert refused.stderr == (
         "powercontext: `powercontext mcp` needs the MCP SDK (the mcp package), which is not installed here "
-        "(missing module 'mcp_types'); install it with: pip install 'powercontext-client[mcp]'\n"
+        "(missing module 'mcp_types'); install it with: pip install './client[mcp]' (in a PowerContext checkout)\n"
     )
 
 

@@ -36,7 +36,9 @@ def test_without_the_sdk_help_works_and_serving_says_how_to_install_it() -> None
     assert refused.returncode == 1
     assert refused.stdout == ""
     assert refused.stderr.startswith("powercontext: `powercontext mcp` needs the MCP SDK (the mcp package)")
-    assert refused.stderr.endswith("install it with: pip install 'powercontext-client[mcp]'\n")
+    assert refused.stderr.endswith(
+        "install it with: pip install './client[mcp]' (in a PowerContext checkout)\n"
+    )
 
 
 @pytest.mark.parametrize(
