@@ -1,15 +1,20 @@
-"""The OceanBase backend's two timeouts: `connect_timeout` bounds reaching the database (connect,
-login, begin), `read_timeout` bounds each wait inside a transaction. Both come from the URL."""
+"""The OceanBase URL's parameters: `connect_timeout` bounds reaching the database (connect, login,
+begin), `read_timeout` bounds each wait inside a transaction, and `charset=utf8mb4`, which most
+MySQL URLs carry, is accepted (the only character set PowerContext can run with)."""
 
 from __future__ import annotations
 
 import socket
+import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
+import httpx
 import pytest
 
 from devtools.seekdb import SeekdbServer
+from devtools.server_process import POWERCONTEXT, ServerProcess
 from powercontext_runtime import backend_for
 from powercontext_runtime.config import ConfigurationError
 from powercontext_runtime.errors import RetrievalUnavailable
@@ -30,11 +35,54 @@ def test_the_url_sets_the_timeouts_and_defaults_them() -> None:
 @pytest.mark.parametrize(
     "query",
     ["?connect_timeout=0", "?read_timeout=-1", "?read_timeout=nan", "?read_timeout=inf", "?read_timeout=",
-     "?connect_timeout=1s", "?charset=utf8", "?read_timeout"],
+     "?connect_timeout=1s", "?charset=utf8", "?charset=latin1", "?read_timeout", "?sslmode=on"],
 )  # fmt: skip
 def test_a_malformed_timeout_or_unknown_parameter_stops_the_server(query: str) -> None:
     with pytest.raises(ConfigurationError, match="OceanBase URL"):
         backend_for(URL + query)
+
+
+def test_charset_utf8mb4_is_accepted_in_any_case_and_no_other() -> None:
+    for query in ("?charset=utf8mb4", "?charset=UTF8MB4&read_timeout=5", "?read_timeout=5&charset=utf8mb4"):
+        assert mysql_target_from_url(URL + query).database == "pc"
+    for query in ("?charset=utf8", "?charset=latin1", "?charset="):
+        with pytest.raises(ValueError, match="charset must be utf8mb4") as refused:
+            mysql_target_from_url(URL + query)
+        assert "latin1" not in str(refused.value) and "\n" not in str(refused.value)
+    with pytest.raises(
+        ValueError, match="unknown parameter 'ssl_mode'; it accepts connect_timeout, read_timeout, charset"
+    ):
+        mysql_target_from_url(URL + "?ssl_mode=REQUIRED")
+
+
+def test_a_server_on_a_utf8mb4_url_serves_four_byte_text(
+    seekdb_server: SeekdbServer, start_server: Callable[..., ServerProcess]
+) -> None:
+    server = start_server(seekdb_server.new_database_url() + "?charset=utf8mb4")
+    base = f"http://127.0.0.1:{server.port}"
+    assert httpx.post(f"{base}/v1/scopes", json={"scope_id": "project:charset"}).status_code == 201
+    remembered = httpx.post(
+        f"{base}/v1/memory/remember",
+        json={"scope_id": "project:charset", "text": "deploys ship 🚀 on Fridays"},
+    )
+    assert remembered.status_code == 200
+    found = httpx.post(f"{base}/v1/memory/search", json={"scope_id": "project:charset", "query": "deploys"})
+    assert [hit["text"] for hit in found.json()["hits"]] == ["deploys ship 🚀 on Fridays"]
+
+
+def test_a_server_on_another_charset_stops_with_one_line(seekdb_server: SeekdbServer, tmp_path: Path) -> None:
+    env = {"POWERCONTEXT_SERVER_DATABASE_URL": seekdb_server.new_database_url() + "?charset=latin1"}
+    stopped = subprocess.run(
+        [str(POWERCONTEXT), "serve", "--port", "9"],
+        env={**env, "PATH": "/usr/bin:/bin", "POWERCONTEXT_SERVER_DATA_DIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert stopped.returncode != 0
+    assert stopped.stdout == ""
+    assert stopped.stderr.count("\n") == 1, stopped.stderr
+    assert "charset must be utf8mb4" in stopped.stderr
 
 
 @pytest.fixture

@@ -226,6 +226,7 @@ class _MysqlConn:
 DEFAULT_CONNECT_TIMEOUT_S = 1.0
 DEFAULT_READ_TIMEOUT_S = 30.0
 _TIMEOUT_PARAMETERS = ("connect_timeout", "read_timeout")
+_URL_PARAMETERS = (*_TIMEOUT_PARAMETERS, "charset")
 
 
 @dataclass(frozen=True)
@@ -241,7 +242,7 @@ class MysqlTarget:
 
 def mysql_target_from_url(url: str) -> MysqlTarget:
     """`mysql+pymysql://user:password@host:port/database` (the password may be empty), optionally
-    followed by `?connect_timeout=S&read_timeout=S` (seconds, positive)."""
+    followed by `?connect_timeout=S&read_timeout=S` (seconds, positive) and `charset=utf8mb4`."""
     parts = urlsplit(url)
     if parts.scheme not in ("mysql", "mysql+pymysql", "mysql+oceanbase") or not parts.hostname:
         raise ValueError("An OceanBase URL looks like mysql+pymysql://user:password@host:port/database")
@@ -250,13 +251,16 @@ def mysql_target_from_url(url: str) -> MysqlTarget:
         raise ValueError("The OceanBase URL must name a database: mysql+pymysql://user@host:port/database")
     timeouts = {"connect_timeout": DEFAULT_CONNECT_TIMEOUT_S, "read_timeout": DEFAULT_READ_TIMEOUT_S}
     for name, raw in parse_qsl(parts.query, keep_blank_values=True):
-        if name not in _TIMEOUT_PARAMETERS:
+        if name == "charset":
+            _check_charset(raw)
+        elif name in _TIMEOUT_PARAMETERS:
+            timeouts[name] = _seconds(name, raw)
+        else:
             raise ValueError(
                 f"The OceanBase URL has an unknown parameter {name!r}; it accepts "
-                + " and ".join(_TIMEOUT_PARAMETERS)
+                + ", ".join(_URL_PARAMETERS)
                 + "."
             )
-        timeouts[name] = _seconds(name, raw)
     return MysqlTarget(
         host=parts.hostname,
         port=parts.port or 2881,
@@ -266,6 +270,17 @@ def mysql_target_from_url(url: str) -> MysqlTarget:
         connect_timeout=timeouts["connect_timeout"],
         read_timeout=timeouts["read_timeout"],
     )
+
+
+def _check_charset(raw: str) -> None:
+    """Most MySQL and OceanBase URLs say `?charset=utf8mb4`, which is what every connection uses
+    anyway. Any other character set would corrupt text outside it (MySQL's `utf8` holds no 4-byte
+    characters such as emoji), so it stops the server instead of being ignored."""
+    if raw.lower() != "utf8mb4":
+        raise ValueError(
+            "The OceanBase URL's charset must be utf8mb4 (or left out): PowerContext stores any Unicode "
+            "text, which no other character set holds."
+        )
 
 
 def _seconds(name: str, raw: str) -> float:
