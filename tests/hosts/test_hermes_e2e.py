@@ -26,8 +26,12 @@ from tests.hosts.conftest import REPO
 from tests.hosts.fakes import (
     MODEL_ANSWER,
     HangingServer,
+    Received,
     RecordingServer,
+    Reply,
+    Responder,
     forward_to,
+    json_reply,
     model_reply,
     unused_port_url,
 )
@@ -182,6 +186,56 @@ def test_legacy_mode_sends_no_assembly_and_injects_the_legacy_text_unchanged(
     assert "BEGIN_POWERCONTEXT_PREPARED_CONTEXT_V1" in content
     assert content in model_user_text(model)
     assert TOKEN not in turn.stdout + turn.stderr
+
+
+def without_capabilities(base_url: str) -> Responder:
+    """An older server: no `/v1/capabilities` (404), everything else served by `base_url`."""
+    forward = forward_to(base_url)
+
+    def respond(request: Received) -> Reply:
+        if request.path == CAPABILITIES:
+            return json_reply(404, {"error": {"code": "not_found", "message": "Not found.", "details": {}}})
+        return forward(request)
+
+    return respond
+
+
+@pytest.mark.parametrize(
+    ("assembly", "prepares"), [('{"sections": []}', 0), ('{"sections": [{"family": "memory"}]}', 1)]
+)
+def test_an_empty_selection_sends_nothing_to_a_server_without_assembly_support(
+    assembly: str,
+    prepares: int,
+    http: httpx.Client,
+    live_server: str,
+    model: RecordingServer,
+    hermes_home: Path,
+    tmp_path: Path,
+) -> None:
+    """RFC: `"sections": []` turns context off; the legacy fallback would turn it back on."""
+    work = tmp_path / f"zebra-{uuid.uuid4().hex[:8]}"
+    scope_id = f"project:{work.name}"
+    seed_scope(http, scope_id)
+    legacy = prepared(http, {"scope_id": scope_id, "query": PROMPT, "max_bytes": 8000})
+    with RecordingServer(without_capabilities(live_server)) as old_server:
+        run_turn(
+            hermes_home,
+            work,
+            {
+                "POWERCONTEXT_HERMES_BASE_URL": old_server.base_url,
+                "POWERCONTEXT_HERMES_CONTEXT_ASSEMBLY": assembly,
+                "POWERCONTEXT_HERMES_CAPTURE": "off",
+            },
+        )
+        sent = old_server.requests_to(PREPARE)
+    assert len(old_server.requests_to(CAPABILITIES)) == 1
+    assert len(sent) == prepares  # a non-empty selection still falls back to the legacy request
+    assert all("assembly" not in s.json() for s in sent)
+    user_text = model_user_text(model)
+    if prepares:
+        assert legacy in user_text
+    else:
+        assert "<memory-context>" not in user_text and "PowerContext" not in user_text
 
 
 @contextmanager

@@ -204,6 +204,8 @@ class PowerContextMemoryProvider(_ProviderBase):
             return ""
         deadline = time.monotonic() + turn.settings.timeout  # the check and prepare share it
         settings = self._sendable(turn, turn.settings)
+        if settings is None:
+            return ""
         key = cache_key(settings, session_id or self._session_id, turn.number, query)
         cached = self._cache.get(key)
         if cached is not None:
@@ -216,13 +218,17 @@ class PowerContextMemoryProvider(_ProviderBase):
         self._cache.put(key, text)
         return text
 
-    def _sendable(self, turn: TurnState, settings: Settings) -> Settings:
-        """The settings the request goes out with: the legacy request unless assembly is supported.
+    def _sendable(self, turn: TurnState, settings: Settings) -> Settings | None:
+        """The settings the request goes out with: the legacy request unless assembly is supported,
+        and None (send nothing) when an empty selection meets a server without assembly support:
+        the legacy request would inject the context the user turned off.
 
         Raises `CapabilitiesUnreachable` (a `PrepareFailure`) when the server did not answer.
         """
         if settings.assembly_json is None or self._support.resolve(settings, turn, settings.timeout):
             return settings
+        if settings.selects_nothing:
+            return None
         return dataclasses.replace(settings, assembly_json=None)
 
 

@@ -59,6 +59,11 @@ class Settings:
     def mode(self) -> Mode:
         return "legacy" if self.assembly_json is None else "assembly"
 
+    @property
+    def selects_nothing(self) -> bool:
+        """`"sections": []`: the RFC's way to ask for no context at all."""
+        return self.assembly_json is not None and json.loads(self.assembly_json).get("sections") == []
+
 
 def normalise_assembly(value: object) -> str:
     """The canonical text of an assembly object: key and section order kept, no whitespace."""
