@@ -21,7 +21,7 @@ FUZZ_EXAMPLES ?= 450
 FUZZ_SEED ?= random
 FUZZ_MIN_CASES ?= 10000
 
-.PHONY: help install lock run test unit-test api-generate api-generate-check contract-test fuzz check docs-test eval clean
+.PHONY: help install lock run test hosts-test unit-test api-generate api-generate-check contract-test fuzz check docs-test eval clean
 
 help:  ## List the targets.
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-20s %s\n", $$1, $$2}'
@@ -78,7 +78,10 @@ docs-test: $(STAMP)  ## Build the docs site (any warning fails) and replay its e
 unit-test: $(STAMP) mcp-inspector chromium  ## The pytest suite without the contract fuzzing.
 	POWERCONTEXT_TEST_CHROMIUM=$(CHROMIUM) $(BIN)/pytest -q --ignore=tests/contract --ignore=tests/docs --ignore=tests/hosts
 
-test: check contract-test docs-test unit-test hermes-test  ## Everything CI runs.
+test: check contract-test docs-test unit-test hosts-test  ## Everything CI runs.
+
+hosts-test: $(STAMP) hermes-venv host-clis  ## The real Hermes, Claude Code and Codex CLIs against PowerContext (tests/hosts).
+	$(BIN)/pytest -q tests/hosts
 
 eval: $(STAMP)  ## LoCoMo evidence recall per configuration and budget; rewrites docs/evaluation.md.
 	$(BIN)/python -m eval.run
@@ -88,6 +91,7 @@ clean:  ## Remove the virtualenvs and caches (keeps data).
 	rm -rf $(VENV) .venv-hermes .pytest_cache .mypy_cache .ruff_cache site
 
 include hosts/hermes/hermes.mk
+include hosts/clis/clis.mk
 include bench/bench.mk
 include tests/mcp/mcp.mk
 include tests/ui/ui.mk

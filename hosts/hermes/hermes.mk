@@ -6,7 +6,7 @@ HERMES_AGENT_VERSION := 0.19.0
 HERMES_VENV := .venv-hermes
 HERMES_STAMP := $(HERMES_VENV)/.installed-$(HERMES_AGENT_VERSION)
 
-.PHONY: hermes-venv hermes-test
+.PHONY: hermes-venv
 
 $(HERMES_STAMP):
 	test -x $(HERMES_VENV)/bin/python || $(PYTHON) -m venv $(HERMES_VENV)
@@ -15,6 +15,3 @@ $(HERMES_STAMP):
 	touch $@
 
 hermes-venv: $(HERMES_STAMP)  ## Create .venv-hermes with the pinned Hermes Agent (own venv).
-
-hermes-test: $(STAMP) hermes-venv  ## Drive the real Hermes CLI against PowerContext (tests/hosts).
-	$(BIN)/pytest -q tests/hosts
