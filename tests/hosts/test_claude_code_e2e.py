@@ -43,10 +43,10 @@ MEMORY_8 = {"sections": [{"family": "memory", "limit": 8}]}  # the hooks' defaul
 SESSION_TIMEOUT = 90
 
 
-@pytest.fixture
-def backend() -> str:
-    """The hooks speak HTTP only: one backend is enough here (tests/api holds both to one contract)."""
-    return "sqlite"
+@pytest.fixture(scope="module")
+def live_server(sqlite_server: str) -> str:
+    """One SQLite server for the module (tests/hosts/conftest.py says why)."""
+    return sqlite_server
 
 
 @pytest.fixture(autouse=True)
