@@ -32,12 +32,8 @@ from powercontext_runtime import (
     token_digest,
 )
 from powercontext_runtime.store.copy import CopyFailed, CopyRefused, copy_store
-from powercontext_runtime.store.scope_transfer import (
-    TransferFailed,
-    TransferRefused,
-    export_scope,
-    import_scope,
-)
+from powercontext_runtime.store.scope_export import export_scope
+from powercontext_runtime.store.scope_transfer import TransferFailed, TransferRefused, import_scope
 
 from .allocator import keep_freed_memory
 from .http_edge import raise_open_file_limit, uvicorn_options
