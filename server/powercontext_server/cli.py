@@ -113,6 +113,9 @@ def _parser() -> argparse.ArgumentParser:
         ),
     )
     import_.add_argument("file", metavar="FILE", help="A file `powercontext export` wrote; - for stdin.")
+    import_.add_argument(
+        "--scope-id", metavar="SCOPE_ID", help="Import the Scope under this id (default: the id in FILE)."
+    )
     _add_database_options(import_)
     return parser
 
@@ -232,17 +235,17 @@ def _replaced(path: Path) -> Iterator[BinaryIO]:
         raise
 
 
-def import_command(url: str, source: str) -> int:
+def import_command(url: str, source: str, scope_id: str | None = None) -> int:
     """`powercontext import`: exit 2 when refused (not an export, unknown version, Scope id taken,
     referenced Scopes missing), 1 on a database error; either way the database is unchanged."""
     backend = backend_for(url)
     try:
         with _progress() as bar:
             if source == "-":
-                report = import_scope(backend, sys.stdin.buffer, bar)
+                report = import_scope(backend, sys.stdin.buffer, bar, scope_id)
             else:
                 with open(source, "rb") as file:
-                    report = import_scope(backend, file, bar)
+                    report = import_scope(backend, file, bar, scope_id)
     except TransferRefused as exc:
         print(f"powercontext: {exc}", file=sys.stderr)
         return 2
@@ -362,7 +365,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             url = database_url(args, dict(os.environ))
             if args.command == "export":
                 return export_command(url, args.scope_id, args.output)
-            return import_command(url, args.file)
+            return import_command(url, args.file, args.scope_id)
         except ConfigurationError as exc:
             print(f"powercontext: {exc}", file=sys.stderr)
             return 2

@@ -224,17 +224,17 @@ def _header(first: tuple[int, bytes] | None) -> ScopeExportHeader:
 
 
 def import_scope(
-    backend: Backend, lines: Iterable[bytes], progress: Progress | None = None
+    backend: Backend, lines: Iterable[bytes], progress: Progress | None = None, scope_id: str | None = None
 ) -> TransferReport:
     """Recreate the exported Scope in `backend` (its schema created or upgraded first) in one
-    transaction, and index its heads. `TransferRefused` when the file is not a readable export,
+    transaction, under its own id or `scope_id`, and index its heads. `TransferRefused` when the file is not a readable export,
     the Scope id is taken or a Scope it references is missing; the target is then unchanged, as
     after a `TransferFailed`."""
     records = _numbered(lines)
     # A file that is no export is refused before the target is touched.
     header = _header(next(records, None))
     _migrate(backend)
-    return _import(backend, header, records, None, progress, None)
+    return _import(backend, header, records, scope_id, progress, None)
 
 
 def _migrate(backend: Backend) -> None:
