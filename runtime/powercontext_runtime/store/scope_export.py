@@ -19,7 +19,7 @@ from .clock import now
 from .conn import Conn
 from .export_lines import TransferRefused
 from .progress import Progress
-from .scope_transfer import (
+from .transfer_format import (
     FORMAT,
     KINDS,
     OPTIONAL_TABLES,

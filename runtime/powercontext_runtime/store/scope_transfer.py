@@ -32,7 +32,6 @@ import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import suppress
-from dataclasses import dataclass
 from typing import Any
 
 from powercontext_api.models import ScopeExportHeader, ScopeExportScope
@@ -44,13 +43,32 @@ from .artifacts import SEARCHED_FAMILIES, decode_artifact, search_text
 from .backends import Backend
 from .clock import now
 from .conn import Conn
-from .export_lines import RowLimits
-from .export_lines import TransferRefused as TransferRefused  # where the importer's callers find it
+from .export_lines import RowLimits, TransferRefused
 from .progress import Progress
+from .transfer_format import (
+    BY_NAME,
+    FORMAT,
+    KINDS,
+    RANK,
+    SCOPE_FIELDS,
+    VERSION,
+    Kind,
+    TransferFailed,
+    TransferReport,
+    known_version,
+    schema_version,
+)
 
-FORMAT = "powercontext.scope-export"
-VERSION = 1
-# Rows per read of the export and per multi-row INSERT of the import (or fewer when their text is
+__all__ = [
+    "ScopeIdTaken",
+    "TransferFailed",
+    "TransferRefused",
+    "TransferReport",
+    "import_lines",
+    "import_scope",
+]
+
+# Rows per multi-row INSERT of the import (or fewer when their text is
 # long: a batch is flushed once it holds `BATCH_BYTES` of lines); documents per indexing step,
 # whose terms and postings take several times the text's size while they are written.
 BATCH_ROWS = 1000
@@ -60,135 +78,6 @@ INDEX_BATCH = 250
 
 class ScopeIdTaken(TransferRefused, ScopeAlreadyExists):
     """The import's Scope id is in use in the target."""
-
-
-class TransferFailed(PowerContextError):
-    """A database error stopped the export or import; an import's target is as it was."""
-
-    def __init__(self, cause: Exception) -> None:
-        super().__init__(f"{type(cause).__name__}: {cause}")
-
-
-@dataclass(frozen=True, slots=True)
-class TransferReport:
-    scope_id: str
-    rows: dict[str, int]  # line type → lines written or read, `scope` included
-    indexed: int  # head documents indexed (imports)
-    seconds: float
-
-
-# Line types ---------------------------------------------------------------------------------------
-
-# A column's JSON type: "s" string, "i" integer, "?" when it may be null.
-SCOPE_FIELDS = (
-    ("scope_id", "s"),
-    ("title", "s"),
-    ("summary", "s"),
-    ("version", "i"),
-    ("memory_revision", "i"),
-    ("entry_counter", "i"),
-    ("created_at", "s"),
-    ("updated_at", "s"),
-)
-
-
-@dataclass(frozen=True, slots=True)
-class _Kind:
-    name: str  # the line's "type"
-    table: str
-    fields: tuple[tuple[str, str], ...]  # (column, JSON type), in the line's order
-    order: str  # a column unique within the Scope, in the rows' write order: the export's pages
-    start: object = 0  # a value below every value of `order`
-
-    @property
-    def columns(self) -> str:
-        return ", ".join(column for column, _ in self.fields)
-
-
-# In file order, which is also an order the foreign keys allow (every table references `scopes`;
-# artifact heads reference revisions).
-KINDS = (
-    _Kind("counter", "scope_counters", (("name", "s"), ("value", "i")), "name", ""),
-    _Kind(
-        "memory_revision",
-        "memory_revisions",
-        (("revision", "i"), ("operation", "s"), ("entry_id", "s"), ("created_at", "s")),
-        "revision",
-    ),
-    _Kind(
-        "memory_entry",
-        "memory_entries",
-        (
-            ("entry_id", "s"),
-            ("entry_number", "i"),
-            ("kind", "s"),
-            ("head_version", "i"),
-            ("retired_revision", "i?"),
-        ),
-        "entry_number",
-    ),
-    _Kind(
-        "memory_entry_version",
-        "memory_entry_versions",
-        (
-            ("entry_id", "s"),
-            ("version_number", "i"),
-            ("entry_version_id", "s"),
-            ("text", "s"),
-            ("added_revision", "i"),
-            ("removed_revision", "i?"),
-        ),
-        "version_key",
-    ),
-    _Kind("memory_erasure", "memory_erasures", (("entry_id", "s"), ("erased_revision", "i")), "entry_id", ""),
-    _Kind(
-        "artifact_revision",
-        "artifact_revisions",
-        (("family", "s"), ("artifact_id", "s"), ("revision", "i"), ("payload", "s"), ("created_at", "s")),
-        "revision_key",
-    ),
-    _Kind(
-        "artifact_head",
-        "artifact_heads",
-        (("family", "s"), ("artifact_id", "s"), ("revision", "i")),
-        "revision_key",
-    ),
-    _Kind(
-        "candidate",
-        "candidates",
-        (
-            ("candidate_id", "s"),
-            ("candidate_number", "i"),
-            ("family", "s"),
-            ("target_artifact_id", "s?"),
-            ("base_revision", "i"),
-            ("payload", "s"),
-            ("state", "s"),
-            ("version", "i"),
-            ("committed_artifact_id", "s?"),
-            ("committed_revision", "i?"),
-            ("created_at", "s"),
-            ("decided_at", "s?"),
-        ),
-        "candidate_number",
-    ),
-)
-_BY_NAME = {kind.name: kind for kind in KINDS}
-_RANK = {kind.name: rank for rank, kind in enumerate(KINDS)}
-# Tables a database may lack and still be exported: they came with later migrations.
-OPTIONAL_TABLES = frozenset({"memory_erasures"})
-
-
-def schema_version(conn: Conn) -> int:
-    return int(conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0] or 0)
-
-
-def known_version(backend: Backend) -> int:
-    return max(migration.version for migration in backend.migrations)
-
-
-def line(record: dict[str, Any]) -> bytes:
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
 # Import -------------------------------------------------------------------------------------------
@@ -336,7 +225,7 @@ class _Importer:
             )
         if self.progress is not None:
             self.progress.stage("import", 1 + sum(self.announced.values()))
-        current: _Kind | None = None
+        current: Kind | None = None
         pending: list[tuple[object, ...]] = []
         size = 0
         for number, raw in records:
@@ -346,11 +235,11 @@ class _Importer:
                     raise TransferRefused(f"Line {number} is a second Scope; an export holds one.", number)
                 self._scope(number, record)
                 continue
-            kind = _BY_NAME[record.type]
+            kind = BY_NAME[record.type]
             if not self.counts["scope"]:
                 raise TransferRefused(f"Line {number} comes before the Scope's line.", number)
             if kind is not current:
-                if current is not None and _RANK[kind.name] < _RANK[current.name]:
+                if current is not None and RANK[kind.name] < RANK[current.name]:
                     raise TransferRefused(
                         f"Line {number} is a {kind.name} after {current.name} lines; the lines are out of order.",
                         number,
@@ -414,7 +303,7 @@ class _Importer:
         if self.progress is not None:
             self.progress.advance(1)
 
-    def _values(self, kind: _Kind, number: int, record: Any) -> tuple[object, ...]:
+    def _values(self, kind: Kind, number: int, record: Any) -> tuple[object, ...]:
         self.limits.check(number, record)
         if kind.name == "artifact_revision":
             export_lines.check_payload(number, record.family, record.payload, proposal=False)
@@ -426,7 +315,7 @@ class _Importer:
             self.to_index += 1
         return (self.key, *(getattr(record, column) for column, _ in kind.fields))
 
-    def _flush(self, kind: _Kind | None, rows: Sequence[tuple[object, ...]]) -> None:
+    def _flush(self, kind: Kind | None, rows: Sequence[tuple[object, ...]]) -> None:
         if kind is None or not rows:
             return
         if kind.name == "artifact_head":
