@@ -69,16 +69,19 @@ def seed(url: str, entries: int) -> None:
 
 
 def child_peak_mb(argv: Sequence[str], env: dict[str, str]) -> tuple[float, float]:
-    """(peak RSS in MB, seconds) of a command run to completion; it must succeed."""
+    """(peak VmRSS in MB, seconds) of a command run to completion; it must succeed. Sampled, not
+    `ru_maxrss`, which counts the bench's own pages the child had before it exec'd."""
     started = time.perf_counter()
     process = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(process.pid, 0)
+    peak = 0.0
+    while process.poll() is None:
+        with contextlib.suppress(OSError, RuntimeError):  # it may end between poll and read
+            peak = max(peak, rss_mb(process.pid))
+        time.sleep(0.02)
     seconds = time.perf_counter() - started
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError(
-            f"{' '.join(argv)} failed: {process.stderr.read().decode() if process.stderr else ''}"
-        )
-    return usage.ru_maxrss / 1024, seconds
+    if process.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} failed: {process.stderr.read().decode() if process.stderr else ''}")
+    return peak, seconds
 
 
 def rss_mb(pid: int) -> float:

@@ -26,7 +26,7 @@ from powercontext_runtime import (
 from .errors import JSON_MEDIA_TYPE, REQUEST_ID_SCOPE_KEY, UnsupportedMediaType, response_for
 from .metrics import LABELS_SCOPE_KEY, Metrics
 from .parsing import parse_body, parse_parameters, relocated
-from .streams import STREAM_MEDIA_TYPE, is_stream, request_lines, streamed
+from .streams import STREAM_MEDIA_TYPE, is_stream, request_lines, streamed, utf8_or_unsaid
 
 Endpoint = Callable[[Request], Any]
 
@@ -38,11 +38,7 @@ def is_json(content_type: str) -> bool:
     kind, _, subtype = media.strip().lower().partition("/")
     if kind != "application" or not (subtype == "json" or subtype.endswith("+json")):
         return False
-    for parameter in parameters.split(";"):
-        name, _, value = parameter.partition("=")
-        if name.strip().lower() == "charset" and value.strip().strip('"').lower() not in ("utf-8", "utf8"):
-            return False
-    return True
+    return utf8_or_unsaid(parameters)
 
 
 def bearer_token(request: Request) -> str | None:

@@ -22,8 +22,12 @@ _STREAM_MEDIA_TYPES = frozenset({STREAM_MEDIA_TYPE, "application/jsonl", "applic
 def is_stream(content_type: str) -> bool:
     """A JSON Lines media type, any case, with parameters; a declared charset must be UTF-8."""
     media, _, parameters = content_type.partition(";")
-    if media.strip().lower() not in _STREAM_MEDIA_TYPES:
-        return False
+    return media.strip().lower() in _STREAM_MEDIA_TYPES and utf8_or_unsaid(parameters)
+
+
+def utf8_or_unsaid(parameters: str) -> bool:
+    """Media type parameters (`; charset=utf-8; ...`) that declare no charset but UTF-8, the only
+    one JSON has (RFC 8259 §8.1)."""
     for parameter in parameters.split(";"):
         name, _, value = parameter.partition("=")
         if name.strip().lower() == "charset" and value.strip().strip('"').lower() not in ("utf-8", "utf8"):

@@ -8,6 +8,7 @@ never be addressed or erased. Each hostile file here is a real export with one r
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -132,6 +133,16 @@ def hostile(export: bytes, edit: Edit) -> bytes:
     return b"".join(json.dumps(r, ensure_ascii=False).encode() + b"\n" for r in [header, *rows])
 
 
+def exported_seed(tmp_path: Path, scope_id: str = SCOPE) -> Path:
+    """`seed`'s Scope in a database of its own, exported with `powercontext export`."""
+    source = f"sqlite:///{tmp_path / 'source.sqlite3'}"
+    with contextlib.closing(open_application(Settings(database_url=source))) as app:
+        seed(app, scope_id)
+    good = tmp_path / "good.jsonl"
+    assert server_main(["export", scope_id, "-o", str(good), "--database-url", source]) == 0
+    return good
+
+
 @pytest.fixture
 def database(request: pytest.FixtureRequest, backend: str, tmp_path: Path) -> str:
     env = database_env(request, backend)
@@ -141,19 +152,9 @@ def database(request: pytest.FixtureRequest, backend: str, tmp_path: Path) -> st
 def test_every_hostile_file_is_refused_in_one_line_and_nothing_is_imported(
     database: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    source = f"sqlite:///{tmp_path / 'source.sqlite3'}"
-    app = open_application(Settings(database_url=source))
-    try:
-        seed(app)
-    finally:
-        app.close()
-    good = tmp_path / "good.jsonl"
-    assert server_main(["export", SCOPE, "-o", str(good), "--database-url", source]) == 0
-    target = open_application(Settings(database_url=database))  # a served database, other Scopes in it
-    try:
-        seed(target, "project:other")
-    finally:
-        target.close()
+    good = exported_seed(tmp_path)
+    with contextlib.closing(open_application(Settings(database_url=database))) as target:
+        seed(target, "project:other")  # a served database, other Scopes in it
     before = table_rows(database)
     capsys.readouterr()
     for name, edit in HOSTILE.items():
@@ -165,25 +166,15 @@ def test_every_hostile_file_is_refused_in_one_line_and_nothing_is_imported(
         assert table_rows(database) == before, name
     # The file as exported still imports, and its Scope answers.
     assert server_main(["import", str(good), "--database-url", database]) == 0
-    app = open_application(Settings(database_url=database))
-    try:
+    with contextlib.closing(open_application(Settings(database_url=database))) as app:
         listed = app.list_scopes(ListScopesParameters())
-        assert [s.scope_id for s in listed.scopes] == ["project:hostile", "project:other"]
-    finally:
-        app.close()
+    assert [s.scope_id for s in listed.scopes] == ["project:hostile", "project:other"]
 
 
 def test_a_line_longer_than_any_the_contract_allows_is_refused_before_it_is_parsed(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    source = f"sqlite:///{tmp_path / 'source.sqlite3'}"
-    app = open_application(Settings(database_url=source))
-    try:
-        seed(app)
-    finally:
-        app.close()
-    good = tmp_path / "good.jsonl"
-    assert server_main(["export", SCOPE, "-o", str(good), "--database-url", source]) == 0
+    good = exported_seed(tmp_path)
     header, scope, *rows = good.read_bytes().splitlines(keepends=True)
     long = tmp_path / "long.jsonl"
     long.write_bytes(

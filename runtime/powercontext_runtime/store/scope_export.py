@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Generator, Iterator
-from contextlib import suppress
 from typing import Any
 
 from .backends import Backend
@@ -25,11 +24,11 @@ from .transfer_format import (
     OPTIONAL_TABLES,
     SCOPE_FIELDS,
     VERSION,
-    TransferFailed,
     TransferReport,
     known_version,
     line,
     schema_version,
+    transaction,
 )
 
 # Rows per read: a page of one table, read in one statement.
@@ -86,22 +85,8 @@ def _chunked(lines: Iterator[bytes]) -> Iterator[bytes]:
 def export_lines(backend: Backend, scope_id: str, progress: Progress | None) -> Lines:
     """The export's lines, from one read transaction held until the last line (or until the
     generator is closed); its return value counts the lines of each type."""
-    try:
-        conn = backend.connect()
-    except backend.errors as exc:
-        raise TransferFailed(exc) from exc
-    try:
-        backend.begin(conn, write=False)
-        try:
-            return (yield from _export(conn, backend, scope_id, progress))
-        finally:
-            with suppress(*backend.errors):
-                backend.rollback(conn)
-    except backend.errors as exc:
-        raise TransferFailed(exc) from exc
-    finally:
-        with suppress(*backend.errors):
-            backend.close(conn)
+    with transaction(backend, write=False) as conn:
+        return (yield from _export(conn, backend, scope_id, progress))
 
 
 def _export(conn: Conn, backend: Backend, scope_id: str, progress: Progress | None) -> Lines:

@@ -31,12 +31,11 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import suppress
 from typing import Any
 
 from powercontext_api.models import ScopeExportHeader, ScopeExportScope
 
-from ..errors import PowerContextError, ScopeAlreadyExists
+from ..errors import ScopeAlreadyExists
 from ..models import ArtifactRef
 from . import export_lines, migrations, sql_search
 from .artifacts import SEARCHED_FAMILIES, decode_artifact, search_text
@@ -57,6 +56,7 @@ from .transfer_format import (
     TransferReport,
     known_version,
     schema_version,
+    transaction,
 )
 
 __all__ = [
@@ -128,24 +128,8 @@ def import_scope(
 
 def _migrate(backend: Backend) -> None:
     """Create the schema, or apply any pending migration, as a server opening the database would."""
-    try:
-        conn = backend.connect()
-    except backend.errors as exc:
-        raise TransferFailed(exc) from exc
-    try:
-        backend.begin(conn, write=True)
-        try:
-            migrations.apply(conn, backend.migrations, now())
-            backend.commit(conn)
-        except BaseException:
-            with suppress(*backend.errors):
-                backend.rollback(conn)
-            raise
-    except backend.errors as exc:
-        raise TransferFailed(exc) from exc
-    finally:
-        with suppress(*backend.errors):
-            backend.close(conn)
+    with transaction(backend, write=True) as conn:
+        migrations.apply(conn, backend.migrations, now())
 
 
 def import_lines(
@@ -167,31 +151,10 @@ def _import(
     check_references: ReferenceCheck | None,
 ) -> TransferReport:
     started = time.perf_counter()
-    try:
-        conn = backend.connect()
-    except backend.errors as exc:
-        raise TransferFailed(exc) from exc
-    importer = _Importer(conn, backend, header, scope_id or header.scope_id, progress, check_references)
-    try:
-        backend.begin(conn, write=True)
-        try:
-            rows, indexed = importer.run(records)
-            backend.commit(conn)
-        except BaseException as exc:
-            with suppress(*backend.errors):
-                backend.rollback(conn)
-            if isinstance(exc, backend.duplicate_key) and not isinstance(exc, PowerContextError):
-                raise TransferRefused(
-                    f"The database refused the file's rows ({exc}): the file holds conflicting rows, "
-                    "or the Scope was created meanwhile. Nothing was imported."
-                ) from exc
-            raise
-    except backend.errors as exc:
-        raise TransferFailed(exc) from exc
-    finally:
-        with suppress(*backend.errors):
-            backend.close(conn)
-    return TransferReport(importer.scope_id, rows, indexed, time.perf_counter() - started)
+    target = scope_id or header.scope_id
+    with transaction(backend, write=True) as conn:
+        rows, indexed = _Importer(conn, backend, header, target, progress, check_references).run(records)
+    return TransferReport(target, rows, indexed, time.perf_counter() - started)
 
 
 class _Importer:

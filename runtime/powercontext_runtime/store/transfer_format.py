@@ -6,12 +6,15 @@ the outcome and the failure of a transfer.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import PowerContextError
 from .backends import Backend
 from .conn import Conn
+from .export_lines import TransferRefused
 
 FORMAT = "powercontext.scope-export"
 VERSION = 1
@@ -145,3 +148,36 @@ def known_version(backend: Backend) -> int:
 
 def line(record: dict[str, Any]) -> bytes:
     return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+@contextmanager
+def transaction(backend: Backend, write: bool) -> Iterator[Conn]:
+    """A connection of the transfer's own in one transaction, committed when the block ends if it
+    writes, else rolled back (always when the block fails); a database error is `TransferFailed`,
+    a write the database refuses as a duplicate is the file's fault (`TransferRefused`)."""
+    try:
+        conn = backend.connect()
+    except backend.errors as exc:
+        raise TransferFailed(exc) from exc
+    committed = False
+    try:
+        backend.begin(conn, write=write)
+        try:
+            yield conn
+            if write:
+                backend.commit(conn)
+                committed = True
+        finally:
+            if not committed:
+                with suppress(*backend.errors):
+                    backend.rollback(conn)
+    except backend.errors as exc:
+        if write and isinstance(exc, backend.duplicate_key) and not isinstance(exc, PowerContextError):
+            raise TransferRefused(
+                f"The database refused the file's rows ({exc}): the file holds conflicting rows, "
+                "or the Scope was created meanwhile. Nothing was imported."
+            ) from exc
+        raise TransferFailed(exc) from exc
+    finally:
+        with suppress(*backend.errors):
+            backend.close(conn)
