@@ -80,7 +80,9 @@ def child_peak_mb(argv: Sequence[str], env: dict[str, str]) -> tuple[float, floa
         time.sleep(0.02)
     seconds = time.perf_counter() - started
     if process.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv)} failed: {process.stderr.read().decode() if process.stderr else ''}")
+        raise RuntimeError(
+            f"{' '.join(argv)} failed: {process.stderr.read().decode() if process.stderr else ''}"
+        )
     return peak, seconds
 
 
