@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import logging
 import os
 import secrets
@@ -32,6 +33,7 @@ from powercontext_runtime import (
     token_digest,
 )
 from powercontext_runtime.store.copy import CopyFailed, CopyRefused, copy_store
+from powercontext_runtime.store.export_lines import MAX_LINE_BYTES
 from powercontext_runtime.store.scope_export import export_scope
 from powercontext_runtime.store.scope_transfer import TransferFailed, TransferRefused, import_scope
 
@@ -242,10 +244,10 @@ def import_command(url: str, source: str, scope_id: str | None = None) -> int:
     try:
         with _progress() as bar:
             if source == "-":
-                report = import_scope(backend, sys.stdin.buffer, bar, scope_id)
+                report = import_scope(backend, bounded_lines(sys.stdin.buffer), bar, scope_id)
             else:
                 with open(source, "rb") as file:
-                    report = import_scope(backend, file, bar, scope_id)
+                    report = import_scope(backend, bounded_lines(file), bar, scope_id)
     except TransferRefused as exc:
         print(f"powercontext: {exc}", file=sys.stderr)
         return 2
@@ -263,6 +265,12 @@ def import_command(url: str, source: str, scope_id: str | None = None) -> int:
         flush=True,
     )
     return 0
+
+
+def bounded_lines(file: BinaryIO) -> Iterator[bytes]:
+    """The file's lines, none read past the longest an export may hold: a longer one comes as its
+    first `MAX_LINE_BYTES + 1` bytes, which the import refuses, so memory stays bounded."""
+    return iter(functools.partial(file.readline, MAX_LINE_BYTES + 1), b"")
 
 
 def copy_databases(source_url: str, target_url: str) -> int:

@@ -7,6 +7,7 @@ cut-off or hostile stream leaves nothing behind.
 from __future__ import annotations
 
 import json
+import tracemalloc
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -234,3 +235,30 @@ def test_hostile_rows_are_refused_with_422_and_every_read_still_answers(server: 
             ],
         }
         assert owner.post("/v1/scopes/project:target/import", content=good, headers=NDJSON).status_code == 201
+
+
+def test_an_endless_line_is_refused_without_being_held(server: LiveServer) -> None:
+    """The import's body has no size cap, but a line longer than 1 MiB is refused as soon as that
+    much of it arrived: the server never holds the rest (it runs in this process, so it is traced)."""
+    seed(server.application, "project:source")
+    with client(server, "owner") as owner:
+        header, scope, *_ = export(owner, "project:source").splitlines(keepends=True)
+
+        def body() -> Iterator[bytes]:
+            yield header + scope + b'{"type":"counter","name":"'
+            for _ in range(640):  # 40 MiB without a line feed
+                yield b"x" * (64 << 10)
+
+        tracemalloc.start()
+        try:
+            try:
+                response = owner.post("/v1/scopes/project:target/import", content=body(), headers=NDJSON)
+            except httpx.TransportError:  # the server may close before the client stops sending
+                response = None
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        if response is not None:
+            assert response.status_code == 422 and response.json()["error"]["details"]["line"] == 3
+        assert peak < 8 << 20
+        assert owner.get("/v1/scopes/project:target").status_code == 404

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -171,16 +172,20 @@ def test_every_hostile_file_is_refused_in_one_line_and_nothing_is_imported(
     assert [s.scope_id for s in listed.scopes] == ["project:hostile", "project:other"]
 
 
-def test_a_line_longer_than_any_the_contract_allows_is_refused_before_it_is_parsed(
+def test_a_line_longer_than_any_the_contract_allows_is_refused_before_it_is_read_whole(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    good = exported_seed(tmp_path)
-    header, scope, *rows = good.read_bytes().splitlines(keepends=True)
+    header, scope, *rows = exported_seed(tmp_path).read_bytes().splitlines(keepends=True)
     long = tmp_path / "long.jsonl"
-    long.write_bytes(
-        header + scope + b'{"type":"counter","name":"' + b"x" * (2 << 20) + b'"}\n' + b"".join(rows)
-    )
+    huge = b'{"type":"counter","name":"' + b"x" * (40 << 20) + b'"}\n'
+    long.write_bytes(header + scope + huge + b"".join(rows))
     target = f"sqlite:///{tmp_path / 'target.sqlite3'}"
     capsys.readouterr()
-    assert server_main(["import", str(long), "--database-url", target]) == 2
+    tracemalloc.start()
+    try:
+        assert server_main(["import", str(long), "--database-url", target]) == 2
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
     assert "Line 3 is longer than 1048576 bytes" in capsys.readouterr().err
+    assert peak < 8 << 20  # a few MiB, never the 40 MiB line
