@@ -87,6 +87,12 @@ def setter(field: str, value: Any) -> Callable[[Record], None]:
     return lambda row: row.__setitem__(field, value)
 
 
+def drop_entry(header: Record, rows: list[Record], entry_id: str) -> None:
+    """The entry's line left out (and counted out), its versions kept."""
+    rows[:] = [r for r in rows if not (r["type"] == "memory_entry" and r["entry_id"] == entry_id)]
+    header["rows"]["memory_entry"] -= 1
+
+
 def payload(**fields: Any) -> Callable[[Record], None]:
     def edit(row: Record) -> None:
         row["payload"] = json.dumps({**json.loads(row["payload"]), **fields})
@@ -110,6 +116,7 @@ HOSTILE: dict[str, Edit] = {
     "entry number beyond the counter": first("scope", setter("entry_counter", 2)),
     "bad kind": first("memory_entry", setter("kind", "Not A Kind")),
     "head version 0": first("memory_entry", setter("head_version", 0)),
+    "version of an entry the file lacks": lambda header, rows: drop_entry(header, rows, "entry-6"),
     "version id not its numbers": first("memory_entry_version", setter("entry_version_id", "entry-1-v9")),
     "over-long text": first("memory_entry_version", setter("text", "x" * 16001)),
     "blank text": first("memory_entry_version", setter("text", " \n ")),
@@ -123,6 +130,8 @@ HOSTILE: dict[str, Edit] = {
     "bad Candidate state": first("candidate", setter("state", "maybe")),
     "Candidate version 0": first("candidate", setter("version", 0)),
     "Candidate id not its number": first("candidate", setter("candidate_id", "candidate-77")),
+    "approved Candidate without its revision": first("candidate", setter("committed_revision", None)),
+    "pending Candidate with a revision": first("candidate", setter("state", "pending")),
     "unknown field": first("memory_entry", setter("surprise", 1)),
 }
 

@@ -175,6 +175,13 @@ class RowLimits:
             self._within(number, "erased_revision", record.erased_revision, revisions)
         elif kind == "candidate":
             self._spelled(number, "candidate_id", record.candidate_id, f"candidate-{record.candidate_number}")
+            # An approved Candidate names the revision it committed; no other one names any.
+            committed = (record.committed_artifact_id is not None, record.committed_revision is not None)
+            if committed != ((record.state == "approved"),) * 2:
+                raise TransferRefused(
+                    f"Line {number}: a Candidate names a committed revision exactly when it is approved.",
+                    number,
+                )
             self._within(
                 number, "candidate_number", record.candidate_number, self.counters.get("candidate", 0)
             )

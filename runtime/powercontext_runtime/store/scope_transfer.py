@@ -324,10 +324,16 @@ class _Importer:
             " WHERE e.scope_key = ? AND v.entry_id IS NULL",
             (self.key,),
         ).fetchone()[0]
-        if int(heads) != self.counts["artifact_head"] or int(headless):
+        orphans = self.conn.execute(
+            "SELECT COUNT(*) FROM memory_entry_versions v LEFT JOIN memory_entries e"
+            " ON e.scope_key = v.scope_key AND e.entry_id = v.entry_id"
+            " WHERE v.scope_key = ? AND e.entry_id IS NULL",
+            (self.key,),
+        ).fetchone()[0]
+        if int(heads) != self.counts["artifact_head"] or int(headless) or int(orphans):
             raise TransferRefused(
-                "The file is inconsistent: a head names a revision or version it does not hold. "
-                "Nothing was imported."
+                "The file is inconsistent: a head names a revision or version it does not hold, "
+                "or a version an entry it does not hold. Nothing was imported."
             )
 
     # Search index -----------------------------------------------------------------------------
