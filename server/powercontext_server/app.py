@@ -20,7 +20,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Route, compile_path
+from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from powercontext_api.operations import OPERATIONS
@@ -32,7 +32,7 @@ from .metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from .metrics import Metrics
 from .middleware import EdgeMiddleware
 from .settings import HttpSettings
-from .streams import STREAM_MEDIA_TYPE
+from .streams import streamed_body
 from .ui_page import ui_routes
 
 SPEC_FILENAME = "powercontext.yaml"
@@ -105,12 +105,11 @@ def create_app(
         Specification.from_dict(served),
         swagger_ui_options=SwaggerUIOptions(spec_path="/openapi.json", swagger_ui_path="/docs"),
     )
-    streamed = [compile_path(op.path)[0] for op in OPERATIONS if op.body_media_type == STREAM_MEDIA_TYPE]
     return EdgeMiddleware(
         _DocsBeside(operations_app, docs),
         max_body_bytes=http.max_body_bytes,
         metrics=metrics,
-        streamed=lambda path: any(pattern.fullmatch(path) for pattern in streamed),
+        streamed=streamed_body,
     )
 
 

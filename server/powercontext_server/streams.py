@@ -11,12 +11,23 @@ import anyio
 import anyio.from_thread
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
+from starlette.routing import compile_path
 
+from powercontext_api.operations import OPERATIONS
 from powercontext_runtime.store.export_lines import MAX_LINE_BYTES
 
 STREAM_MEDIA_TYPE = "application/x-ndjson"
+_STREAMED_BODIES = tuple(
+    compile_path(op.path)[0] for op in OPERATIONS if op.body_media_type == STREAM_MEDIA_TYPE
+)
 # The same format under the names other tools give JSON Lines.
 _STREAM_MEDIA_TYPES = frozenset({STREAM_MEDIA_TYPE, "application/jsonl", "application/x-jsonlines"})
+
+
+def streamed_body(path: str) -> bool:
+    """Whether requests to `path` stream their body (an import): no size cap, each line bounded
+    instead, and a deadline for silence rather than for the whole body (`http_edge.py`)."""
+    return any(pattern.fullmatch(path) for pattern in _STREAMED_BODIES)
 
 
 def is_stream(content_type: str) -> bool:

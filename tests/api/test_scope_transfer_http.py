@@ -7,6 +7,7 @@ cut-off or hostile stream leaves nothing behind.
 from __future__ import annotations
 
 import json
+import time
 import tracemalloc
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -263,3 +264,35 @@ def test_an_endless_line_is_refused_without_being_held(server: LiveServer) -> No
             assert response.status_code == 422 and response.json()["error"]["details"]["line"] == 3
         assert peak < 8 << 20
         assert owner.get("/v1/scopes/project:target").status_code == 404
+
+
+def test_a_slow_import_is_not_cut_off_while_its_lines_keep_coming(
+    start_server: Callable[..., LiveServer], tmp_path: Path
+) -> None:
+    """A remote user's import can take longer than the body deadline (1 s here) as long as it keeps
+    arriving; a JSON body that takes as long is still refused with 408."""
+    server = start_server(
+        POWERCONTEXT_SERVER_AUTH_FILE=str(auth_file(tmp_path / "auth.toml")),
+        POWERCONTEXT_SERVER_BODY_TIMEOUT_S="1",
+    )
+    seed(server.application, "project:source")
+    with client(server, "owner") as owner:
+        lines = export(owner, "project:source").splitlines(keepends=True)
+
+        def slowly(pieces: list[bytes]) -> Iterator[bytes]:
+            for piece in pieces:
+                time.sleep(2.5 / len(pieces))
+                yield piece
+
+        imported = owner.post("/v1/scopes/project:slow/import", content=slowly(lines), headers=NDJSON)
+        assert imported.status_code == 201, imported.text
+        body = json.dumps({"scope_id": "project:slow", "text": "a slow note"}).encode()
+        try:
+            slow_json = owner.post(
+                "/v1/memory/remember",
+                content=slowly([body[i : i + 8] for i in range(0, len(body), 8)]),
+                headers={"Content-Type": "application/json"},
+            )
+            assert slow_json.status_code == 408
+        except httpx.TransportError:  # closed while the client was still sending: refused too
+            pass

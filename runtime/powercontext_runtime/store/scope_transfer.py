@@ -68,9 +68,9 @@ __all__ = [
     "import_scope",
 ]
 
-# Rows per multi-row INSERT of the import (or fewer when their text is
-# long: a batch is flushed once it holds `BATCH_BYTES` of lines); documents per indexing step,
-# whose terms and postings take several times the text's size while they are written.
+# Rows per multi-row INSERT (or fewer when their text is long: a batch is flushed once it holds
+# `BATCH_BYTES` of lines); documents per indexing step, whose terms and postings take several times
+# the text's size while they are written.
 BATCH_ROWS = 1000
 BATCH_BYTES = 4 << 20
 INDEX_BATCH = 250
@@ -116,9 +116,9 @@ def import_scope(
     backend: Backend, lines: Iterable[bytes], progress: Progress | None = None, scope_id: str | None = None
 ) -> TransferReport:
     """Recreate the exported Scope in `backend` (its schema created or upgraded first) in one
-    transaction, under its own id or `scope_id`, and index its heads. `TransferRefused` when the file is not a readable export,
-    the Scope id is taken or a Scope it references is missing; the target is then unchanged, as
-    after a `TransferFailed`."""
+    transaction, under its own id or `scope_id`, and index its heads. `TransferRefused` when the
+    file is not a valid export, the Scope id is taken or a Scope it references is missing; the
+    target is then unchanged, as after a `TransferFailed`."""
     records = _numbered(lines)
     # A file that is no export is refused before the target is touched.
     header = _header(next(records, None))
