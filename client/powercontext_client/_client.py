@@ -347,20 +347,15 @@ class PowerContextClient:
         JSON Lines `powercontext export` writes, to `out` (a binary file, or a callable given each
         chunk) as it arrives; the number of bytes written. Sent once. An answer the server could
         not finish raises `TransportError`: whatever `out` holds then is incomplete."""
-        call = transfer.export_call(scope_id)
-        write = transfer.writer(out)
-        written = 0
+        call, write = transfer.export_call(scope_id), transfer.Writer(out)
         try:
             with self._http.stream(call.method, call.path, headers=transfer.EXPORT_HEADERS) as response:
-                if not response.is_success:
-                    response.read()
-                    transfer.raise_unless_success(call, response)
+                transfer.raise_unless_success(call, response, response.read)
                 for chunk in response.iter_bytes():
                     write(chunk)
-                    written += len(chunk)
         except httpx.RequestError as exc:
             raise call.transport_error(exc) from exc
-        return written
+        return write.written
 
     def import_scope(self, source: Source, *, scope_id: str | None = None) -> ScopeImport:
         """`POST /v1/scopes/{scope_id}/import` (needs `server.admin`): recreate the Scope an export
@@ -368,16 +363,9 @@ class PowerContextClient:
         `scope_id`, by default the id it was exported under, in one transaction. Sent once, and
         waits for the answer as long as the import takes. A refused stream is a 422
         `invalid_export` (`InvalidRequestError`), a taken id a 409 `scope_exists`."""
-        target, body = transfer.target_and_body(scope_id, source)
-        call = transfer.import_call(target)
+        call, body, arguments = transfer.import_request(scope_id, source, self._http.timeout)
         try:
-            response = self._http.request(
-                call.method,
-                call.path,
-                content=body,
-                headers=transfer.IMPORT_HEADERS,
-                timeout=transfer.patient(self._http.timeout),
-            )
+            response = self._http.request(content=body, **arguments)
         except httpx.RequestError as exc:
             raise call.transport_error(exc) from exc
         return ops.read_response(call, response)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Callable, Iterable, Iterator
-from typing import BinaryIO, TypeAlias
+from typing import Any, BinaryIO, TypeAlias
 
 import httpx
 from pydantic import BaseModel
@@ -41,13 +41,39 @@ def import_call(scope_id: str) -> Call[ScopeImport]:
     return Call(operations.IMPORT_SCOPE, path_params={"scope_id": _scope_id(scope_id)})
 
 
-def writer(out: Sink) -> Callable[[bytes], object]:
-    return out if callable(out) else out.write
+class Writer:
+    """Writes each chunk of an export to the sink, counting the bytes."""
+
+    def __init__(self, out: Sink) -> None:
+        self._write: Callable[[bytes], object] = out if callable(out) else out.write
+        self.written = 0
+
+    def __call__(self, chunk: bytes) -> None:
+        self._write(chunk)
+        self.written += len(chunk)
 
 
-def raise_unless_success(call: Call[BaseModel], response: httpx.Response) -> None:
-    """The error a failed export's (read) answer calls for."""
+def import_request(
+    scope_id: str | None, source: Source, timeout: httpx.Timeout
+) -> tuple[Call[ScopeImport], Iterator[bytes], dict[str, Any]]:
+    """The import's call, its body's chunks, and the rest of the request's arguments."""
+    target, body = target_and_body(scope_id, source)
+    call = import_call(target)
+    arguments = {
+        "method": call.method,
+        "url": call.path,
+        "headers": IMPORT_HEADERS,
+        "timeout": patient(timeout),
+    }
+    return call, body, arguments
+
+
+def raise_unless_success(
+    call: Call[BaseModel], response: httpx.Response, read: Callable[[], object] = lambda: None
+) -> None:
+    """The error a failed export's answer calls for (`read` reads its body first)."""
     if not response.is_success:
+        read()
         read_response(call, response)
 
 
