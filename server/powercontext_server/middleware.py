@@ -5,8 +5,9 @@ body cap, one log line and the metrics (`metrics.py`) of each request.
 id too, and are counted. The body cap holds for chunked bodies as well: a body without Content-Length is read up to
 the cap and replayed downstream with a Content-Length, which is also what connexion needs to see it
 at all. A streamed body (an import) is not capped: it is read line by line as it is imported, each
-line within its own bound (`streams.py`). `ConcurrencyLimit` wraps the whole app at the HTTP edge (`http_edge.py` installs it) and
-only marks a request over the limit; `EdgeMiddleware` answers it, with its request id and log line.
+line within its own bound (`streams.py`). `ConcurrencyLimit` wraps the whole app at the HTTP edge
+(`http_edge.py` installs it) and only marks a request over the limit; `EdgeMiddleware` answers it,
+with its request id and log line.
 """
 
 from __future__ import annotations
