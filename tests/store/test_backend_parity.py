@@ -24,7 +24,7 @@ from powercontext_api.models import (
     SearchRequest,
 )
 from powercontext_runtime import ScopedContextApplication, Settings, open_application
-from powercontext_runtime.store import sql_search
+from powercontext_runtime.store import index_merge, sql_search
 
 WORDS = [
     "contract",
@@ -177,6 +177,7 @@ def test_both_backends_return_the_same_search_order_and_prepared_bytes(
     monkeypatch.setattr(sql_search, "DEFER_DOCUMENTS", 2)
     monkeypatch.setattr(sql_search, "MERGE_DOCUMENTS", 7)
     monkeypatch.setattr(sql_search, "RUN_FANOUT", 2)
+    monkeypatch.setattr(index_merge, "CHUNK_ROWS", 5)
     sqlite_app, oceanbase_app = applications
     seed(sqlite_app, batched)
     seed(oceanbase_app, batched)

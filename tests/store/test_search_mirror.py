@@ -20,7 +20,7 @@ import pytest
 from powercontext_runtime.models import MemoryCitation, Scope
 from powercontext_runtime.recall import parse_query
 from powercontext_runtime.recall.bm25 import K1, SCORE_DIGITS, B, document_terms, query_terms
-from powercontext_runtime.store import index_log, search_mirror, sql_search
+from powercontext_runtime.store import index_log, index_merge, search_mirror, sql_search
 from powercontext_runtime.store.backends import SqliteBackend
 from powercontext_runtime.store.search_mirror import SearchMirror
 from powercontext_runtime.store.sql_store import SqlStore
@@ -92,6 +92,7 @@ def test_deferred_writes_rank_exactly_before_and_after_they_are_merged(
     monkeypatch.setattr(sql_search, "DEFER_DOCUMENTS", 2)
     monkeypatch.setattr(sql_search, "MERGE_DOCUMENTS", 11)
     monkeypatch.setattr(sql_search, "RUN_FANOUT", 2)
+    monkeypatch.setattr(index_merge, "CHUNK_ROWS", 5)
     db = tmp_path / "db.sqlite3"
     writer, replaying = SqlStore(SqliteBackend(str(db))), SqlStore(SqliteBackend(str(db)))
     writer.create_scope(Scope("s:1", "", "", (), 1))

@@ -1,8 +1,10 @@
 """Random Memory writes for index tests: remember (alone and in batches), revise, retire and
-erase in one Scope."""
+erase in one Scope, with index merges carried on a chunk or two at a time in between (so writes
+meet merges half done)."""
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Sequence
 
@@ -32,3 +34,10 @@ def churn(
             store.retire_memory_entry("s:1", live.pop(rng.randrange(len(live))))
         else:
             store.erase_memory_entry("s:1", live.pop(rng.randrange(len(live))).entry_id)
+        merge_some(store, rng.randint(0, 2))
+
+
+def merge_some(store: SqlStore, steps: int) -> None:
+    """Carry due index merges on by at most `steps` chunks (a transaction each)."""
+    taken = itertools.count()
+    store.merge_index(lambda: next(taken) >= steps)

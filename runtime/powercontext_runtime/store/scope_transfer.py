@@ -28,6 +28,7 @@ whatever the Scope's size.
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import suppress
@@ -43,6 +44,8 @@ from .clock import now
 from .conn import Conn
 from .progress import Progress
 from .sql_store import SqlStore
+
+logger = logging.getLogger("powercontext.store")
 
 FORMAT = "powercontext.scope-export"
 VERSION = 1
@@ -395,7 +398,21 @@ def import_scope(
     finally:
         with suppress(*backend.errors):
             backend.close(conn)
+    _merge_index(backend)
     return TransferReport(header.scope_id, rows, indexed, time.perf_counter() - started)
+
+
+def _merge_index(backend: Backend) -> None:
+    """Merge the imported pages' deferred index writes now, in bounded chunks, rather than leave
+    them to the next server (reads are exact either way). The import itself is committed: a
+    failure here leaves the merges to the server."""
+    store = SqlStore(backend)
+    try:
+        store.merge_index()
+    except RetrievalUnavailable:
+        logger.warning("the imported Scope's index merges are left to the server")
+    finally:
+        store.close()
 
 
 class _Importer:

@@ -39,10 +39,11 @@ from ..models import (
 from ..recall.bm25 import query_terms
 from ..recall.pools import interleave_takes
 from ..recall.tokens import SearchQuery
-from . import artifacts, candidates, memory, migrations, scopes, sql_search, topics
+from . import artifacts, candidates, index_merge, memory, migrations, scopes, sql_search, topics
 from .backends import Backend
 from .clock import now
 from .conn import Conn
+from .index_merger import IndexMerger, WriterGate
 from .search_mirror import SearchMirror
 
 
@@ -53,7 +54,10 @@ class SqlStore:
         self._connections: dict[threading.Thread, Conn] = {}  # by the thread that uses it
         self._lock = threading.Lock()
         self._search = search_mirror or SearchMirror()
+        self._merger = IndexMerger(self.merge_index)
+        self._writer_gate = WriterGate()
         self._migrate()
+        self._merger.nudge()  # carry on a merge a previous process left unfinished
 
     # Connections and transactions ----------------------------------------------------------------
     def _conn(self) -> Conn:
@@ -98,7 +102,8 @@ class SqlStore:
         except errors as exc:
             raise RetrievalUnavailable() from exc
         try:
-            self._backend.begin(conn, write)
+            with self._writer_gate.waiting(write):
+                self._backend.begin(conn, write)
         except errors as exc:
             self._discard(conn)
             raise RetrievalUnavailable() from exc
@@ -116,6 +121,8 @@ class SqlStore:
             if isinstance(exc, errors):
                 raise RetrievalUnavailable() from exc
             raise
+        if write:
+            self._merger.nudge()
 
     def _discard(self, conn: Conn) -> None:
         """A broken connection is closed and never reused (the next transaction opens another)."""
@@ -141,7 +148,24 @@ class SqlStore:
         with self._transaction(write=False) as conn:
             conn.execute("SELECT 1").fetchone()
 
+    def merge_index(self, stopping: Callable[[], bool] = lambda: False) -> int:
+        """Carry every due or unfinished index merge through, a chunk per write transaction, until
+        none is left or `stopping()`; the number of chunks merged. The merger thread calls it;
+        so can anything that wants the index merged now (an import, a test)."""
+        with self._transaction(write=False) as conn:
+            families = index_merge.due(conn)
+        steps, cache = 0, index_merge.LoggedCache()
+        for scope_key, family in families:
+            while not stopping():
+                self._writer_gate.wait_clear()  # requests' writes go first
+                with self._transaction(write=True) as conn:
+                    if not index_merge.step(conn, scope_key, family, cache):
+                        break
+                steps += 1
+        return steps
+
     def close(self) -> None:
+        self._merger.stop()
         with self._lock:
             for conn in self._connections.values():
                 with suppress(*self._backend.errors):
