@@ -2,7 +2,7 @@
 # BENCH_DATABASES picks backends; OceanBase runs once BENCH_OCEANBASE_URL is set (URL with {n}).
 BENCH_DATABASES ?= sqlite,oceanbase
 
-.PHONY: bench bench-quick bench-smoke bench-profile bench-readme bench-tools bench-hostile bench-ingest bench-memory
+.PHONY: bench bench-quick bench-smoke bench-profile bench-readme bench-tools bench-hostile bench-ingest bench-memory bench-merge bench-wal
 
 bench-tools:  ## Install Debian's wrk (the load generator) with apt-get when it is missing, saying so.
 	@command -v wrk >/dev/null 2>&1 || { \
@@ -35,3 +35,9 @@ bench-ingest: $(STAMP)  ## Entries/s over HTTP: batch remember against one per r
 
 bench-memory: $(STAMP)  ## RSS per 40 s window of constant load (allocator variants), then latency: ~12 min.
 	$(BIN)/python -m bench.memory $(BENCH_MEMORY_ARGS)
+
+bench-merge: $(STAMP)  ## Index merges under 40 CJK batches of 1,000 entries: request time, peak RSS, /health/live.
+	$(BIN)/python -m bench.merge_stress $(BENCH_MERGE_ARGS)
+
+bench-wal: $(STAMP)  ## SQLite's -wal file over 60 s of 8 preparing + 8 remembering clients, and after shutdown.
+	$(BIN)/python -m bench.wal_growth $(BENCH_WAL_ARGS)

@@ -78,9 +78,14 @@ class Probe:
         client = Client(self._server.port)
         while not self._stop.is_set():
             started = time.perf_counter()
-            status, _ = client.get("/health/live")
+            try:
+                status, _ = client.get("/health/live")
+            except OSError:  # refused or timed out: counted as the time it took, then reconnect
+                status = 0
+                client.close()
+                client = Client(self._server.port)
             self.health_ms.append((time.perf_counter() - started) * 1000)
-            if status != 200:
+            if status not in (0, 200):
                 raise RuntimeError(f"/health/live answered {status}")
             self._stop.wait(0.02)
         client.close()
@@ -161,7 +166,13 @@ def run_corpus(name: str, args: argparse.Namespace, scratch: Path) -> dict[str, 
             body = json.dumps({"scope_id": scope_id, "entries": entries}, ensure_ascii=False).encode()
             probe = Probe(server)
             started = time.perf_counter()
-            status, answer = client.post("/v1/memory/remember/batch", body)
+            try:
+                status, answer = client.post("/v1/memory/remember/batch", body)
+            except OSError as exc:  # the client's 120 s timeout, or the server died
+                figures = probe.finish()
+                batches.append({"batch": number, "request_s": None, "error": repr(exc), **figures})
+                print(f"{name} batch {number:>3}: no answer ({exc!r}), {figures}", flush=True)
+                break
             seconds = time.perf_counter() - started
             figures = probe.finish()
             if status != 200:
@@ -196,7 +207,8 @@ def run_corpus(name: str, args: argparse.Namespace, scratch: Path) -> dict[str, 
 def summary(name: str, result: dict[str, Any]) -> str:
     rows = result["batches"] + [result["settle"]]
     return (
-        f"{name:<8} {len(result['batches']):>3} batches  max request {max(b['request_s'] for b in result['batches']):6.2f} s"
+        f"{name:<8} {len(result['batches']):>3} batches  max request"
+        f" {max(b['request_s'] or float('inf') for b in result['batches']):6.2f} s"
         f"  peak RSS {max(r['peak_rss_mib'] for r in rows):6.0f} MiB"
         f"  /health/live max {max(r['health_max_ms'] for r in rows):7.1f} ms"
         f"  merges after the last batch {result['settle']['settle_s']:.1f} s  total {result['total_s']:.0f} s"

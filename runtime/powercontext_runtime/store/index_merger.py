@@ -15,6 +15,8 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from .nudged_thread import NudgedThread
+
 COALESCE_SECONDS = 0.2
 # How long a merge step waits at most for the writes that are queueing for the database to begin.
 YIELD_SECONDS = 2.0
@@ -22,47 +24,17 @@ YIELD_SECONDS = 2.0
 logger = logging.getLogger("powercontext.store")
 
 
-class IndexMerger:
+class IndexMerger(NudgedThread):
     def __init__(self, work: Callable[[Callable[[], bool]], object]) -> None:
         """`work(stopping)` merges what is due, and returns early once `stopping()` is true."""
-        self._work = work
-        self._wake = threading.Event()
-        self._stopping = threading.Event()
-        self._lock = threading.Lock()
-        self._thread: threading.Thread | None = None
+        super().__init__("powercontext-index-merge", COALESCE_SECONDS, join_s=60)
+        self._merge = work
 
-    def nudge(self) -> None:
-        """An index write committed: look for due merges soon (the thread starts with the first)."""
-        with self._lock:
-            if self._stopping.is_set():
-                return
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run, name="powercontext-index-merge", daemon=True
-                )
-                self._thread.start()
-        self._wake.set()
-
-    def stop(self) -> None:
-        """End the thread after the chunk in hand (what it committed stays); later nudges do nothing."""
-        with self._lock:
-            self._stopping.set()
-            thread = self._thread
-        self._wake.set()
-        if thread is not None:
-            thread.join(timeout=60)
-
-    def _run(self) -> None:
-        while True:
-            self._wake.wait()
-            self._stopping.wait(COALESCE_SECONDS)  # returns at once when stopping
-            self._wake.clear()
-            if self._stopping.is_set():
-                return
-            try:
-                self._work(self._stopping.is_set)
-            except Exception:  # the database was busy or away: the next nudge tries again
-                logger.warning("an index merge step failed; it is retried at the next write", exc_info=True)
+    def _work(self) -> None:
+        try:
+            self._merge(self.stopping)
+        except Exception:  # the database was busy or away: the next nudge tries again
+            logger.warning("an index merge step failed; it is retried at the next write", exc_info=True)
 
 
 class WriterGate:

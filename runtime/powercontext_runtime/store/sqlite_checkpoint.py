@@ -25,6 +25,8 @@ import sqlite3
 import threading
 from contextlib import suppress
 
+from .nudged_thread import NudgedThread
+
 AUTOCHECKPOINT_BACKSTOP_PAGES = 16_000  # 64 MiB of 4 KiB pages
 COALESCE_SECONDS = 0.2
 # The log's file stays under this plus what is written between two checkpoints (COALESCE_SECONDS
@@ -34,37 +36,14 @@ TRUNCATE_AT_BYTES = 16 * 2**20
 TRUNCATE_WAIT_S = 0.25
 
 
-class WalCheckpointer:
+class WalCheckpointer(NudgedThread):
     def __init__(self, path: str, busy_timeout_s: float) -> None:
+        super().__init__("powercontext-wal-checkpoint", COALESCE_SECONDS, join_s=15)
         self._path = path
         self._busy_timeout_s = busy_timeout_s
-        self._wake = threading.Event()
-        self._stopping = threading.Event()
-        self._lock = threading.Lock()
-        self._thread: threading.Thread | None = None
         self._writes_may_begin = threading.Event()
         self._writes_may_begin.set()
-
-    def nudge(self) -> None:
-        """A write committed: checkpoint soon (the thread starts with the first write)."""
-        with self._lock:
-            if self._stopping.is_set():
-                return
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run, name="powercontext-wal-checkpoint", daemon=True
-                )
-                self._thread.start()
-        self._wake.set()
-
-    def stop(self) -> None:
-        """Checkpoint what is left, truncate the log, and end the thread; later nudges do nothing."""
-        with self._lock:
-            self._stopping.set()
-            thread = self._thread
-        self._wake.set()
-        if thread is not None:
-            thread.join(timeout=15)
+        self._conn: sqlite3.Connection | None = None
 
     def before_write(self) -> None:
         """A write transaction is about to begin: wait while a truncating checkpoint runs."""
@@ -87,19 +66,21 @@ class WalCheckpointer:
             self._writes_may_begin.set()
             conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_s * 1000)}")
 
-    def _run(self) -> None:
-        conn = sqlite3.connect(self._path, timeout=self._busy_timeout_s, isolation_level=None)
-        try:
-            while True:
-                self._wake.wait()
-                self._stopping.wait(COALESCE_SECONDS)  # returns at once when stopping
-                self._wake.clear()
-                if self._stopping.is_set():
-                    self._truncate(conn, self._busy_timeout_s)
-                    return
-                with suppress(sqlite3.Error):  # a busy database is checkpointed next time
-                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-                if self._wal_bytes() > TRUNCATE_AT_BYTES:
-                    self._truncate(conn, TRUNCATE_WAIT_S)
-        finally:
-            conn.close()
+    def _started(self) -> None:
+        self._conn = sqlite3.connect(self._path, timeout=self._busy_timeout_s, isolation_level=None)
+
+    def _work(self) -> None:
+        assert self._conn is not None
+        with suppress(sqlite3.Error):  # a busy database is checkpointed next time
+            self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        if self._wal_bytes() > TRUNCATE_AT_BYTES:
+            self._truncate(self._conn, TRUNCATE_WAIT_S)
+
+    def _last(self) -> None:
+        """Checkpoint what is left and truncate the log (readers are gone by now)."""
+        assert self._conn is not None
+        self._truncate(self._conn, self._busy_timeout_s)
+
+    def _ended(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
