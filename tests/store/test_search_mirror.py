@@ -93,6 +93,7 @@ def test_deferred_writes_rank_exactly_before_and_after_they_are_merged(
     monkeypatch.setattr(sql_search, "MERGE_DOCUMENTS", 11)
     monkeypatch.setattr(sql_search, "RUN_FANOUT", 2)
     monkeypatch.setattr(index_merge, "CHUNK_ROWS", 5)
+    monkeypatch.setattr(index_merge, "CHUNK_POSTINGS", 7)
     db = tmp_path / "db.sqlite3"
     writer, replaying = SqlStore(SqliteBackend(str(db))), SqlStore(SqliteBackend(str(db)))
     writer.create_scope(Scope("s:1", "", "", (), 1))

@@ -112,6 +112,7 @@ def test_the_index_always_equals_a_rebuild_from_the_heads(
         monkeypatch.setattr(sql_search, "MERGE_DOCUMENTS", 9)
         monkeypatch.setattr(sql_search, "RUN_FANOUT", 2)
         monkeypatch.setattr(index_merge, "CHUNK_ROWS", 5)
+        monkeypatch.setattr(index_merge, "CHUNK_POSTINGS", 7)
     db = tmp_path / "db.sqlite3"
     store = SqlStore(SqliteBackend(str(db)))
     store.create_scope(Scope("s:1", "", "", (), 1))

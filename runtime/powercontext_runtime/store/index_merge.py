@@ -6,7 +6,7 @@ read every posting of its sources at once, in the write that crossed the thresho
 whose character pairs make a vocabulary of millions, took gigabytes and minutes there. Now a merge
 is begun by `step` on the store's merger thread and carried on by the next calls, each in a
 transaction of its own that takes the next terms of every source in term order, at most
-CHUNK_ROWS rows of them all, and writes them merged under the target run, deleting them from the
+CHUNK_ROWS rows (and about CHUNK_POSTINGS postings) of them all, and writes them merged under the target run, deleting them from the
 source runs. What a merge holds at once is that chunk (and the packed log rows of the deferred
 writes it merges, each no larger than the request that wrote it); each posting is read and
 written about once, so its time is linear in the postings merged.
@@ -26,6 +26,7 @@ import itertools
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -36,6 +37,9 @@ from .conn import Conn
 # Rows read from all sources together per transaction: some 16 MiB of Python objects and arrays,
 # and a write lock held for some tens of milliseconds.
 CHUNK_ROWS = 16_384
+# And at most about this many postings (the chunk's first term may hold more alone): a few MiB of
+# arrays, and no numpy call long enough to keep the event loop from the GIL for long.
+CHUNK_POSTINGS = 131_072
 _RUN = -1  # search_merge_sources.generation of a run (a deferred write's is its log generation)
 
 
@@ -218,7 +222,7 @@ def _merge_chunk(conn: Conn, scope_key: int, family: str, state: MergeState, cac
         for write, start in zip(writes, starts, strict=True)
         if write is not None and len(write.terms) - start >= share
     ]
-    through = min(lasts) if lasts else None
+    through = _within_budget(taken_runs, writes, starts, share, min(lasts) if lasts else None)
     blocks = _Blocks([], [], [], [], [])
     for run, rows in zip(state.runs, taken_runs, strict=True):
         kept = [row for row in rows if through is None or str(row[0]) <= through]
@@ -257,6 +261,37 @@ def _merge_chunk(conn: Conn, scope_key: int, family: str, state: MergeState, cac
 # rewritten since (an erasure takes a document's postings out) needs no fresh read: every chunk
 # drops the postings of documents no longer indexed.
 LoggedCache = dict[tuple[int, str, int], index_log.LoggedWrite]
+
+
+def _within_budget(
+    taken_runs: list[Sequence[Any]],
+    writes: list[index_log.LoggedWrite | None],
+    starts: list[int],
+    share: int,
+    through: str | None,
+) -> str | None:
+    """`through`, or an earlier last term if the rows up to it hold over CHUNK_POSTINGS postings
+    (common words of a large run hold a posting per document): the terms in order, as many as fit,
+    and always the first."""
+    counted: list[tuple[str, int]] = []
+    for rows in taken_runs:
+        counted += [
+            (str(term), 1 if sql_search.single_posting(packed) else len(packed) // 8) for term, packed in rows
+        ]
+    for write, start in zip(writes, starts, strict=True):
+        if write is not None:
+            stop = min(len(write.terms), start + share)
+            counted += zip(
+                write.terms[start:stop], np.diff(write.bounds[start : stop + 1]).tolist(), strict=True
+            )
+    held = 0
+    for term, postings in sorted(counted):
+        if through is not None and term > through:
+            break
+        held += postings
+        if held > CHUNK_POSTINGS:
+            return term
+    return through
 
 
 def _logged(

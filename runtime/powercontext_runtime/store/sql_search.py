@@ -84,6 +84,11 @@ def _single(packed: int | bytes) -> int | None:
     return int(packed) if len(packed) < 8 else None
 
 
+def single_posting(packed: int | bytes) -> bool:
+    """Whether a postings row holds one posting, its tf alone (see `_single`)."""
+    return _single(packed) is not None
+
+
 def _offsets(segment: int, doc_keys: Sequence[int] | npt.NDArray[np.int64]) -> bytes:
     offsets = np.asarray(doc_keys, np.int64) - segment
     if len(offsets) and offsets.max() > _MAX_OFFSET:  # the segment is the smallest key: none is below
