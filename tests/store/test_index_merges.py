@@ -19,11 +19,12 @@ import pytest
 from powercontext_runtime import backend_for
 from powercontext_runtime.models import Scope
 from powercontext_runtime.recall import parse_query
-from powercontext_runtime.store import index_merge, sql_search
+from powercontext_runtime.store import sql_search
 from powercontext_runtime.store.backends import Backend
 from powercontext_runtime.store.index_merger import IndexMerger
 from powercontext_runtime.store.sql_store import SqlStore
 from tests.conftest import database_env
+from tests.store.writes import small_merges
 
 QUERIES = ["heron 记忆", "系统 alpha", "记忆系统", "beta gamma"]
 WORDS = ["heron", "alpha", "beta", "gamma", "记忆", "系统", "合并", "索引"]
@@ -60,9 +61,7 @@ def ranked(store: SqlStore) -> list[list[tuple[str, float]]]:
 def test_a_batch_that_makes_a_merge_due_returns_before_the_merge_and_ranks_the_same_after(
     store_backend: Backend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sql_search, "DEFER_DOCUMENTS", 2)
-    monkeypatch.setattr(sql_search, "MERGE_DOCUMENTS", 8)
-    monkeypatch.setattr(index_merge, "CHUNK_ROWS", 4)
+    small_merges(monkeypatch, 8, chunk_rows=4)
     rng = random.Random(3)
     with monkeypatch.context() as held:  # the merger thread stays idle: it never hears of a write
         held.setattr(IndexMerger, "nudge", lambda self: None)

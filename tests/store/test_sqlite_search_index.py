@@ -13,13 +13,13 @@ import pytest
 
 from powercontext_runtime.models import ExperienceFields, MemoryCitation, Scope
 from powercontext_runtime.recall import document_terms, parse_query
-from powercontext_runtime.store import index_log, index_merge, sql_search
+from powercontext_runtime.store import index_log, sql_search
 from powercontext_runtime.store.backends import SqliteBackend
 from powercontext_runtime.store.migrations import statements as _statements
 from powercontext_runtime.store.sql_search import unpack_postings
 from powercontext_runtime.store.sql_store import SqlStore
 from powercontext_runtime.store.sqlite_schema import MIGRATIONS
-from tests.store.writes import churn
+from tests.store.writes import churn, small_merges
 
 
 def test_document_terms_hold_words_cjk_characters_and_pairs() -> None:
@@ -108,11 +108,7 @@ def test_the_index_always_equals_a_rebuild_from_the_heads(
     merging in turn, with entries revised, retired and erased before and after their batch was
     merged, and after their run was."""
     if deferred:
-        monkeypatch.setattr(sql_search, "DEFER_DOCUMENTS", 2)
-        monkeypatch.setattr(sql_search, "MERGE_DOCUMENTS", 9)
-        monkeypatch.setattr(sql_search, "RUN_FANOUT", 2)
-        monkeypatch.setattr(index_merge, "CHUNK_ROWS", 5)
-        monkeypatch.setattr(index_merge, "CHUNK_POSTINGS", 7)
+        small_merges(monkeypatch, 9)
     db = tmp_path / "db.sqlite3"
     store = SqlStore(SqliteBackend(str(db)))
     store.create_scope(Scope("s:1", "", "", (), 1))
