@@ -48,3 +48,19 @@ def test_the_log_stays_under_its_ceiling_under_load_and_is_emptied_at_shutdown(
     listed = reopened.post("/v1/memory/entries/list", {"scope_id": scope_id, "limit": 1})
     assert listed.status == 200, listed
     reopened.close()
+
+
+def test_every_worker_empties_the_log_at_shutdown(
+    tmp_path: Path, start_server: Callable[..., ServerProcess]
+) -> None:
+    """With several workers each closes its store at the lifespan's shutdown: an `atexit` hook
+    never ran, uvicorn raising the SIGTERM again once shut down."""
+    db = tmp_path / "workers.sqlite3"
+    server = start_server(f"sqlite:///{db}", POWERCONTEXT_SERVER_WORKERS="2")
+    api = Api(server.port)
+    scope_id = new_scope(api)
+    api.close()
+    mixed_load.seed(server.port, scope_id, 30)
+    assert wal_bytes(db) > 0
+    server.stop()
+    assert wal_bytes(db) == 0
