@@ -2,7 +2,7 @@
 # BENCH_DATABASES picks backends; OceanBase runs once BENCH_OCEANBASE_URL is set (URL with {n}).
 BENCH_DATABASES ?= sqlite,oceanbase
 
-.PHONY: bench-hooks bench bench-quick bench-smoke bench-profile bench-readme bench-tools bench-hostile bench-ingest bench-memory
+.PHONY: bench-hooks bench bench-quick bench-smoke bench-profile bench-readme bench-tools bench-hostile bench-ingest bench-memory bench-merge bench-wal
 
 bench-tools:  ## Install Debian's wrk (the load generator) with apt-get when it is missing, saying so.
 	@command -v wrk >/dev/null 2>&1 || { \
@@ -39,3 +39,9 @@ bench-memory: $(STAMP)  ## RSS per 40 s window of constant load (allocator varia
 bench-hooks: $(STAMP)  ## Time the Claude Code hook commands per prompt (10k entries); docs/claude-code.md's table.
 	$(BIN)/python -m bench.hooks
 	$(BIN)/python -m bench.render
+
+bench-merge: $(STAMP)  ## Index merges under 40 CJK batches of 1,000 entries: request time, peak RSS, /health/live.
+	$(BIN)/python -m bench.merge_stress $(BENCH_MERGE_ARGS)
+
+bench-wal: $(STAMP)  ## SQLite's -wal file over 60 s of 8 preparing + 8 remembering clients, and after shutdown.
+	$(BIN)/python -m bench.wal_growth $(BENCH_WAL_ARGS)

@@ -13,6 +13,7 @@ import functools
 import logging
 import os
 import secrets
+import signal
 import sys
 import tempfile
 import warnings
@@ -351,9 +352,26 @@ def serve(settings: Settings, http: HttpSettings) -> None:
             )
         return
     try:
-        uvicorn.run(create_app(application, http), **options)
+        with _exit_on_sigterm():
+            uvicorn.run(create_app(application, http), **options)
     finally:
         application.close()
+
+
+@contextmanager
+def _exit_on_sigterm() -> Iterator[None]:
+    """uvicorn raises the SIGTERM that stopped it again once it has shut down; by default that ends
+    the process on the spot, before the application closes (so SQLite's write-ahead log was never
+    truncated). Here it ends the process as an exit, through `finally`."""
+
+    def exit_now(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, exit_now)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

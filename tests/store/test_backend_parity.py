@@ -24,7 +24,7 @@ from powercontext_api.models import (
     SearchRequest,
 )
 from powercontext_runtime import ScopedContextApplication, Settings, open_application
-from powercontext_runtime.store import sql_search
+from tests.store.writes import small_merges
 
 WORDS = [
     "contract",
@@ -174,9 +174,7 @@ def test_both_backends_return_the_same_search_order_and_prepared_bytes(
 ) -> None:
     """Deferred batches: their postings wait in the log and merge into runs every few batches, and
     runs into larger runs, some before and some after their entries are revised."""
-    monkeypatch.setattr(sql_search, "DEFER_DOCUMENTS", 2)
-    monkeypatch.setattr(sql_search, "MERGE_DOCUMENTS", 7)
-    monkeypatch.setattr(sql_search, "RUN_FANOUT", 2)
+    small_merges(monkeypatch, 7)
     sqlite_app, oceanbase_app = applications
     seed(sqlite_app, batched)
     seed(oceanbase_app, batched)

@@ -24,7 +24,7 @@ from powercontext_runtime.store import index_log, search_mirror, sql_search
 from powercontext_runtime.store.backends import SqliteBackend
 from powercontext_runtime.store.search_mirror import SearchMirror
 from powercontext_runtime.store.sql_store import SqlStore
-from tests.store.writes import churn
+from tests.store.writes import churn, small_merges
 
 WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "记忆", "系统", "heron", "the", "a"]
 QUERIES = ["alpha beta", "the heron", "记忆系统", "gamma delta epsilon a", "zeta", "the a alpha"]
@@ -89,9 +89,7 @@ def test_deferred_writes_rank_exactly_before_and_after_they_are_merged(
     """Batches whose postings wait in the log: the writer, a mirror replaying it, and a store that
     reads every term cold all rank as BM25 over the heads does, as batches wait, merge into runs,
     runs merge, and their entries are revised, retired and erased."""
-    monkeypatch.setattr(sql_search, "DEFER_DOCUMENTS", 2)
-    monkeypatch.setattr(sql_search, "MERGE_DOCUMENTS", 11)
-    monkeypatch.setattr(sql_search, "RUN_FANOUT", 2)
+    small_merges(monkeypatch, 11)
     db = tmp_path / "db.sqlite3"
     writer, replaying = SqlStore(SqliteBackend(str(db))), SqlStore(SqliteBackend(str(db)))
     writer.create_scope(Scope("s:1", "", "", (), 1))

@@ -1,12 +1,17 @@
 """Random Memory writes for index tests: remember (alone and in batches), revise, retire and
-erase in one Scope."""
+erase in one Scope, with index merges carried on a chunk or two at a time in between (so writes
+meet merges half done)."""
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Sequence
 
+import pytest
+
 from powercontext_runtime.models import MemoryCitation
+from powercontext_runtime.store import index_merge, sql_search
 from powercontext_runtime.store.sql_store import SqlStore
 
 
@@ -32,3 +37,26 @@ def churn(
             store.retire_memory_entry("s:1", live.pop(rng.randrange(len(live))))
         else:
             store.erase_memory_entry("s:1", live.pop(rng.randrange(len(live))).entry_id)
+        merge_some(store, rng.randint(0, 2))
+
+
+def merge_some(store: SqlStore, steps: int) -> None:
+    """Carry due index merges on by at most `steps` chunks (a transaction each)."""
+    taken = itertools.count()
+    store.merge_index(lambda: next(taken) >= steps)
+
+
+def small_merges(
+    monkeypatch: pytest.MonkeyPatch,
+    merge_documents: int,
+    fanout: int = 2,
+    chunk_rows: int = 5,
+    chunk_postings: int = 7,
+) -> None:
+    """Deferred writes from 2 documents, merged every `merge_documents`, `fanout` runs into one, in
+    chunks of a few rows and postings: a handful of writes goes through every path of a merge."""
+    monkeypatch.setattr(sql_search, "DEFER_DOCUMENTS", 2)
+    monkeypatch.setattr(sql_search, "MERGE_DOCUMENTS", merge_documents)
+    monkeypatch.setattr(sql_search, "RUN_FANOUT", fanout)
+    monkeypatch.setattr(index_merge, "CHUNK_ROWS", chunk_rows)
+    monkeypatch.setattr(index_merge, "CHUNK_POSTINGS", chunk_postings)

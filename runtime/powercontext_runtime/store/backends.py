@@ -33,7 +33,7 @@ from . import mysql_schema, sqlite_schema
 from .conn import Conn as Conn  # re-exported: older callers import the protocols from here
 from .conn import Cursor as Cursor
 from .migrations import Migration
-from .sqlite_checkpoint import AUTOCHECKPOINT_BACKSTOP_PAGES, WalCheckpointer
+from .sqlite_checkpoint import AUTOCHECKPOINT_BACKSTOP_PAGES, WAL_CEILING_BYTES, WalCheckpointer
 
 logger = logging.getLogger("powercontext.store")
 
@@ -127,6 +127,8 @@ class SqliteBackend:
             "journal_mode=WAL",
             "synchronous=NORMAL",
             f"wal_autocheckpoint={AUTOCHECKPOINT_BACKSTOP_PAGES}",
+            # A log started over is cut back to this (see sqlite_checkpoint.py).
+            f"journal_size_limit={WAL_CEILING_BYTES}",
             "foreign_keys=ON",
             # Deleted rows are overwritten with zeros, so an erased text leaves the file's pages.
             "secure_delete=ON",
@@ -139,6 +141,8 @@ class SqliteBackend:
         # IMMEDIATE takes the write lock up front (no lock upgrades); a plain BEGIN is a read snapshot.
         assert isinstance(conn, _SqliteConn)
         conn.writing = write
+        if write and self.checkpointer is not None:
+            self.checkpointer.before_write()
         conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
 
     def commit(self, conn: Conn) -> None:

@@ -41,6 +41,8 @@ TABLES = (
     "search_stats",
     "search_log",
     "search_pending",
+    "search_merges",
+    "search_merge_sources",
 )
 _BOOKKEEPING = "schema_migrations"
 # Rows per multi-row INSERT, and per committed transaction of the target.

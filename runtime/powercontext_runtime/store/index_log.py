@@ -19,7 +19,9 @@ write transaction (`WrittenTerms.tail`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import overload
 
 import numpy as np
 import numpy.typing as npt
@@ -33,7 +35,7 @@ class LoggedWrite:
 
     doc_keys: npt.NDArray[np.int64]
     lengths: npt.NDArray[np.int32]
-    terms: list[str]
+    terms: Sequence[str]
     bounds: npt.NDArray[np.int64]
     positions: npt.NDArray[np.int64]
     tfs: npt.NDArray[np.int32]
@@ -65,7 +67,9 @@ def pack(base: int, doc_keys: npt.NDArray[np.int64], tail: bytes) -> bytes:
     return tail[:12] + (doc_keys - base).astype("<u4").tobytes() + tail[12:]
 
 
-def unpack(base: int, blob: bytes) -> LoggedWrite:
+def unpack(base: int, blob: bytes, lazy: bool = False) -> LoggedWrite:
+    """The row's arrays; its terms as a list, or (`lazy`) as `PackedTerms`, decoded on demand: a
+    merge or a cold term read needs a few of a CJK batch's hundreds of thousands."""
     n, m, p = (int(x) for x in np.frombuffer(blob, _HEADER, 3))
     at = 12
     parts = []
@@ -73,15 +77,51 @@ def unpack(base: int, blob: bytes) -> LoggedWrite:
         parts.append(np.frombuffer(blob, dtype, count, at))
         at += 4 * count
     offsets, lengths, bounds, positions, tfs = parts
-    text = bytes(blob[at:]).decode()
+    text = bytes(blob[at:])
+    if lazy:  # views into the row where they can be: a CJK batch's row holds millions of postings
+        return LoggedWrite(
+            offsets.astype(np.int64) + base, lengths, PackedTerms(text, m), bounds, positions, tfs
+        )
     return LoggedWrite(
         offsets.astype(np.int64) + base,
         lengths,
-        text.split("\n") if m else [],
+        text.decode().split("\n") if m else [],
         bounds.astype(np.int64),
         positions.astype(np.int64),
         tfs,
     )
+
+
+class PackedTerms(Sequence[str]):
+    """A log row's sorted terms, left packed and decoded one (or one slice) at a time; `bisect`
+    finds a term among them in a few decodes. A term holds no newline (module layout)."""
+
+    def __init__(self, text: bytes, count: int) -> None:
+        self._text = text
+        ends = np.flatnonzero(np.frombuffer(text, np.uint8) == 0x0A) if count else np.zeros(0, np.int64)
+        self._starts = np.concatenate(([0], ends + 1)).astype(np.int64)[:count]
+        self._ends = np.concatenate((ends, [len(text)])).astype(np.int64)[:count]
+
+    def __len__(self) -> int:
+        return len(self._starts)
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        if isinstance(index, slice):
+            start, stop, step = index.indices(len(self))
+            if step != 1:
+                raise ValueError("packed terms slice with step 1 only")
+            if stop <= start:
+                return []
+            return self._text[int(self._starts[start]) : int(self._ends[stop - 1])].decode().split("\n")
+        if index < 0:
+            index += len(self)
+        return self._text[int(self._starts[index]) : int(self._ends[index])].decode()
 
 
 def without_documents(base: int, blob: bytes, doc_keys: set[int]) -> bytes | None:
@@ -99,7 +139,7 @@ def without_documents(base: int, blob: bytes, doc_keys: set[int]) -> bytes | Non
 
 
 def kept_terms(
-    terms: list[str], bounds: npt.ArrayLike, keep: npt.NDArray[np.bool_]
+    terms: Sequence[str], bounds: npt.ArrayLike, keep: npt.NDArray[np.bool_]
 ) -> tuple[list[str], npt.NDArray[np.int64]]:
     """Postings grouped by term (term i's are [bounds[i], bounds[i + 1])) once only those where
     `keep` holds are left: the terms that still have some, and their new bounds."""

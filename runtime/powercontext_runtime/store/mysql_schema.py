@@ -248,4 +248,26 @@ MIGRATIONS: tuple[Migration, ...] = (
         """,
         after=upgrade_index,
     ),
+    Migration(
+        9,
+        f"""
+        -- Merges run in the background, a range of terms per transaction (see index_merge.py): the
+        -- merge under way in each (Scope, family), the last term it has merged, and its sources
+        -- (runs, or deferred writes by their log generation, each named by its segment).
+        CREATE TABLE search_merges (
+            scope_key BIGINT NOT NULL,
+            family VARCHAR(32) NOT NULL,
+            target BIGINT NOT NULL,
+            merged_through VARCHAR(256) NOT NULL,
+            PRIMARY KEY (scope_key, family)
+        ) {_TABLE};
+        CREATE TABLE search_merge_sources (
+            scope_key BIGINT NOT NULL,
+            family VARCHAR(32) NOT NULL,
+            segment BIGINT NOT NULL,
+            generation BIGINT NOT NULL,
+            PRIMARY KEY (scope_key, family, segment)
+        ) {_TABLE}
+        """,
+    ),
 )

@@ -29,13 +29,14 @@ Scope's size; time is linear in the file's.
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from powercontext_api.models import ScopeExportHeader, ScopeExportScope
 
-from ..errors import ScopeAlreadyExists
+from ..errors import RetrievalUnavailable, ScopeAlreadyExists
 from ..models import ArtifactRef
 from . import export_lines, migrations, sql_search
 from .artifacts import SEARCHED_FAMILIES, decode_artifact, search_text
@@ -58,6 +59,8 @@ from .transfer_format import (
     schema_version,
     transaction,
 )
+
+logger = logging.getLogger("powercontext.store")
 
 __all__ = [
     "ScopeIdTaken",
@@ -123,7 +126,9 @@ def import_scope(
     # A file that is no export is refused before the target is touched.
     header = _header(next(records, None))
     _migrate(backend)
-    return _import(backend, header, records, scope_id, progress, None)
+    report = _import(backend, header, records, scope_id, progress, None)
+    _merge_index(backend)
+    return report
 
 
 def _migrate(backend: Backend) -> None:
@@ -155,6 +160,21 @@ def _import(
     with transaction(backend, write=True) as conn:
         rows, indexed = _Importer(conn, backend, header, target, progress, check_references).run(records)
     return TransferReport(target, rows, indexed, time.perf_counter() - started)
+
+
+def _merge_index(backend: Backend) -> None:
+    """Merge the imported pages' deferred index writes now, in bounded chunks, rather than leave
+    them to the next server (reads are exact either way). The import itself is committed: a
+    failure here leaves the merges to the server."""
+    from .sql_store import SqlStore  # the store imports this module for its own import operation
+
+    store = SqlStore(backend)
+    try:
+        store.merge_index()
+    except RetrievalUnavailable:
+        logger.warning("the imported Scope's index merges are left to the server")
+    finally:
+        store.close()
 
 
 class _Importer:

@@ -14,7 +14,9 @@ that hold it.
 Large writes (a batch, an import page) take a second path: their postings wait in their log row
 and are merged, some thousands of documents at a time, into runs (`search_runs`), tables of the
 same rows clustered by run instead of by term, which runs of one size merge into ever larger ones.
-A term's postings are then its segment rows, a seek into each run, and the waiting writes.
+A term's postings are then its segment rows, a seek into each run, and the waiting writes. Merges
+run on the store's merger thread, a range of terms per transaction (`index_merge.py`), never in
+the request whose write made one due.
 """
 
 from __future__ import annotations
@@ -39,8 +41,8 @@ from .search_mirror import FamilyMirror, SearchMirror
 LOG_RETAIN = 4096
 # A write of this many documents or more leaves its postings in its log row (`search_pending` names
 # it) until the family's deferred writes hold MERGE_DOCUMENTS documents, then all go into one run
-# (`search_runs`): a row per distinct term among thousands of documents, written in one stretch of
-# a table clustered by run. Rows per term and write in the term-clustered `search_segments` would
+# (`search_runs`, merged in the background by `index_merge.py`): a row per distinct term among
+# thousands of documents, written in one stretch of a table clustered by run. Rows per term and write in the term-clustered `search_segments` would
 # land all over it, dirtying most of its pages at every merge (merges slowed as the Scope grew).
 DEFER_DOCUMENTS = 64
 MERGE_DOCUMENTS = 4096
@@ -59,7 +61,7 @@ def pack_postings(segment: int, doc_keys: Sequence[int], tfs: Sequence[int]) -> 
     segment's own, else the term frequencies as little-endian int32 followed by each document's
     key less the segment's as little-endian uint32 (a multiple of 8 bytes)."""
     held = np.asarray(doc_keys, np.int64)
-    return _packed(segment, [""], [0, len(held)], held, np.asarray(tfs, np.int32))[0][1]
+    return packed_rows(segment, [""], [0, len(held)], held, np.asarray(tfs, np.int32))[0][1]
 
 
 def unpack_postings(segment: int, packed: int | bytes) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int32]]:
@@ -80,6 +82,11 @@ def _single(packed: int | bytes) -> int | None:
     if isinstance(packed, int):
         return packed
     return int(packed) if len(packed) < 8 else None
+
+
+def single_posting(packed: int | bytes) -> bool:
+    """Whether a postings row holds one posting, its tf alone (see `_single`)."""
+    return _single(packed) is not None
 
 
 def _offsets(segment: int, doc_keys: Sequence[int] | npt.NDArray[np.int64]) -> bytes:
@@ -217,12 +224,12 @@ def _insert_segment(
         "INSERT INTO search_segments (scope_key, family, term, segment, postings) VALUES (?, ?, ?, ?, ?)",
         [
             (scope_key, family, term, segment, packed)
-            for term, packed in _packed(segment, terms, bounds, held, tfs)
+            for term, packed in packed_rows(segment, terms, bounds, held, tfs)
         ],
     )
 
 
-def _packed(
+def packed_rows(
     segment: int,
     terms: Sequence[str],
     bounds: Sequence[int],
@@ -249,58 +256,62 @@ def _packed(
 
 
 def _defer(conn: Conn, scope_key: int, family: str, generation: int, count: int) -> None:
-    """Leave a large write's postings in its log row; once the deferred writes of the family hold
-    MERGE_DOCUMENTS documents, merge them all into one run."""
+    """Leave a large write's postings in its log row. Once the family's deferred writes hold
+    MERGE_DOCUMENTS documents, the store's merger merges them into a run (`index_merge.py`),
+    after this write's request has been answered."""
     conn.execute(
         "INSERT INTO search_pending (scope_key, family, generation, documents) VALUES (?, ?, ?, ?)",
         (scope_key, family, generation, count),
     )
-    (waiting,) = conn.execute(
-        "SELECT SUM(documents) FROM search_pending WHERE scope_key = ? AND family = ?", (scope_key, family)
-    ).fetchone()
-    if int(waiting) >= MERGE_DOCUMENTS:
-        _merge_pending(conn, scope_key, family)
 
 
-def _pending(conn: Conn, scope_key: int, family: str) -> list[index_log.LoggedWrite]:
-    """The writes whose postings are still only in their log rows."""
+def _pending(conn: Conn, scope_key: int, family: str) -> list[tuple[index_log.LoggedWrite, str | None]]:
+    """The writes whose postings are still (partly) only in their log rows, each with the last
+    term a merge under way has already moved into its target run (None: none)."""
+    progress = _merge_progress(conn, scope_key, family)
     return [
-        index_log.unpack(int(base), bytes(added))
-        for base, added in conn.execute(
-            "SELECT l.doc_key, l.added FROM search_pending p JOIN search_log l ON l.scope_key = p.scope_key"
-            " AND l.family = p.family AND l.generation = p.generation WHERE p.scope_key = ? AND p.family = ?",
+        (
+            index_log.unpack(int(base), bytes(added), lazy=True),
+            progress[0] if progress is not None and int(generation) in progress[1] else None,
+        )
+        for generation, base, added in conn.execute(
+            "SELECT p.generation, l.doc_key, l.added FROM search_pending p JOIN search_log l"
+            " ON l.scope_key = p.scope_key AND l.family = p.family AND l.generation = p.generation"
+            " WHERE p.scope_key = ? AND p.family = ?",
             (scope_key, family),
         )
     ]
 
 
-def _merge_pending(conn: Conn, scope_key: int, family: str) -> None:
-    """Move the deferred writes' postings of documents still indexed into one run: a row per
-    distinct term among them all."""
-    logged = _pending(conn, scope_key, family)
-    conn.execute("DELETE FROM search_pending WHERE scope_key = ? AND family = ?", (scope_key, family))
-    if not logged:
-        return
-    # Each write's postings are grouped by term already: a block per (write, term), in order.
-    written = np.cumsum([0] + [len(write.tfs) for write in logged])
-    grouped = _by_term(
-        list(chain.from_iterable(write.terms for write in logged)),
-        np.concatenate([write.bounds[:-1] + at for write, at in zip(logged, written.tolist(), strict=False)]),
-        np.concatenate([np.diff(write.bounds) for write in logged]),
-        np.concatenate([write.doc_keys[write.positions] for write in logged]),
-        np.concatenate([write.tfs for write in logged]),
-    )
-    listed = np.concatenate([write.doc_keys for write in logged])
-    indexed = _indexed(conn, family, listed)
-    if len(indexed) < len(listed):  # documents unindexed since their write drop out
-        grouped = grouped.only(indexed)
-    if grouped.terms:
-        _write_run(conn, scope_key, family, grouped)
-        _compact_runs(conn, scope_key, family)
+def _merge_progress(conn: Conn, scope_key: int, family: str) -> tuple[str, set[int]] | None:
+    """The last term a merge under way has merged and the log generations of the deferred writes
+    it merges (their postings of terms up to it are in the target run now), or None."""
+    row = conn.execute(
+        "SELECT merged_through FROM search_merges WHERE scope_key = ? AND family = ?", (scope_key, family)
+    ).fetchone()
+    if row is None:
+        return None
+    return str(row[0]), {
+        int(generation)
+        for (generation,) in conn.execute(
+            "SELECT generation FROM search_merge_sources WHERE scope_key = ? AND family = ?",
+            (scope_key, family),
+        )
+    }
+
+
+def _merge_target(conn: Conn, scope_key: int, family: str, segment: int) -> int | None:
+    """The run a merge under way moves `segment`'s postings into, if any."""
+    row = conn.execute(
+        "SELECT m.target FROM search_merge_sources s JOIN search_merges m ON m.scope_key = s.scope_key"
+        " AND m.family = s.family WHERE s.scope_key = ? AND s.family = ? AND s.segment = ?",
+        (scope_key, family, segment),
+    ).fetchone()
+    return None if row is None else int(row[0])
 
 
 @dataclass(frozen=True, slots=True)
-class _Grouped:
+class Grouped:
     """Postings grouped by term: term i's are held[bounds[i]:bounds[i + 1]] with their tfs."""
 
     terms: list[str]
@@ -308,20 +319,14 @@ class _Grouped:
     held: npt.NDArray[np.int64]
     tfs: npt.NDArray[np.int32]
 
-    def only(self, doc_keys: npt.NDArray[np.int64]) -> _Grouped:
-        """These postings less those of documents not in `doc_keys`; terms left with none go."""
-        keep = np.isin(self.held, doc_keys)
-        terms, bounds = index_log.kept_terms(self.terms, self.bounds, keep)
-        return _Grouped(terms, bounds.tolist(), self.held[keep], self.tfs[keep])
 
-
-def _by_term(
+def by_term(
     block_terms: list[str],
     starts: npt.NDArray[np.int64],
     sizes: npt.NDArray[np.int64],
     held: npt.NDArray[np.int64],
     tfs: npt.NDArray[np.int32],
-) -> _Grouped:
+) -> Grouped:
     """Blocks of postings (block i: the term block_terms[i], postings [starts[i], starts[i] +
     sizes[i]) of held and tfs) regrouped by term, a term's blocks in their order. Sorting the
     blocks, not the postings, keeps a merge's sort to a few thousand items."""
@@ -331,7 +336,7 @@ def _by_term(
     order = np.argsort(ids, kind="stable")
     taken = _ranges(starts[order], sizes[order])
     counts = np.bincount(ids, sizes, minlength=len(union)).astype(np.int64)
-    return _Grouped(union, np.concatenate(([0], np.cumsum(counts))).tolist(), held[taken], tfs[taken])
+    return Grouped(union, np.concatenate(([0], np.cumsum(counts))).tolist(), held[taken], tfs[taken])
 
 
 def _ranges(starts: npt.NDArray[np.int64], sizes: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
@@ -341,73 +346,7 @@ def _ranges(starts: npt.NDArray[np.int64], sizes: npt.NDArray[np.int64]) -> npt.
     return np.arange(len(shifts), dtype=np.int64) + shifts
 
 
-def _write_run(conn: Conn, scope_key: int, family: str, grouped: _Grouped) -> None:
-    """Store postings grouped by term as one run, named by the smallest document key it holds, and
-    point its documents' `search_docs.segment` at it."""
-    moved = np.unique(grouped.held).tolist()
-    segment = moved[0]
-    conn.executemany(
-        "INSERT INTO search_runs (scope_key, family, segment, term, postings) VALUES (?, ?, ?, ?, ?)",
-        [
-            (scope_key, family, segment, term, packed)
-            for term, packed in _packed(segment, grouped.terms, grouped.bounds, grouped.held, grouped.tfs)
-        ],
-    )
-    conn.execute(
-        "INSERT INTO search_run_sizes (scope_key, family, segment, documents) VALUES (?, ?, ?, ?)",
-        (scope_key, family, segment, len(moved)),
-    )
-    for start in range(0, len(moved), _KEYS_PER_STATEMENT):
-        chunk = moved[start : start + _KEYS_PER_STATEMENT]
-        conn.execute(
-            f"UPDATE search_docs SET segment = ? WHERE family = ? AND doc_key IN ({_marks(chunk)})",
-            (segment, family, *chunk),
-        )
-
-
-def _size_class(documents: int) -> int:
-    size, found = max(documents, 1) // MERGE_DOCUMENTS, 0
-    while size >= RUN_FANOUT:
-        size //= RUN_FANOUT
-        found += 1
-    return found
-
-
-def _compact_runs(conn: Conn, scope_key: int, family: str) -> None:
-    """Merge RUN_FANOUT runs of one size class into one, smallest class first, until no class holds
-    that many (a merge can fill the next class)."""
-    while True:
-        classes: dict[int, list[int]] = {}
-        for segment, documents in conn.execute(
-            "SELECT segment, documents FROM search_run_sizes WHERE scope_key = ? AND family = ? ORDER BY segment",
-            (scope_key, family),
-        ).fetchall():
-            classes.setdefault(_size_class(int(documents)), []).append(int(segment))
-        full = [runs for _, runs in sorted(classes.items()) if len(runs) >= RUN_FANOUT]
-        if not full:
-            return
-        _merge_runs(conn, scope_key, family, full[0][:RUN_FANOUT])
-
-
-def _merge_runs(conn: Conn, scope_key: int, family: str, runs: list[int]) -> None:
-    """Replace `runs` by one run holding all their postings (already without unindexed documents)."""
-    where = f"scope_key = ? AND family = ? AND segment IN ({_marks(runs)})"
-    rows = conn.execute(
-        f"SELECT term, segment, postings FROM search_runs WHERE {where} ORDER BY segment",
-        (scope_key, family, *runs),
-    ).fetchall()
-    for table in ("search_runs", "search_run_sizes"):
-        conn.execute(f"DELETE FROM {table} WHERE {where}", (scope_key, family, *runs))
-    if not rows:
-        return
-    sizes, held, tfs = _unpack_rows(
-        [int(segment) for _, segment, _ in rows], [packed for _, _, packed in rows]
-    )
-    grouped = _by_term([term for term, _, _ in rows], np.cumsum(sizes) - sizes, sizes, held, tfs)
-    _write_run(conn, scope_key, family, grouped)
-
-
-def _unpack_rows(
+def unpack_rows(
     segments: list[int], packed: list[int | bytes]
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int32]]:
     """`unpack_postings` of many rows at once: each row's number of postings, then the documents
@@ -430,7 +369,7 @@ def _halves(sizes: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
     return np.repeat(np.tile(np.array([False, True]), len(sizes)), np.repeat(sizes, 2))
 
 
-def _indexed(conn: Conn, family: str, doc_keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+def indexed_documents(conn: Conn, family: str, doc_keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """Which of `doc_keys` the family's index holds now."""
     found: list[int] = []
     listed = doc_keys.tolist()
@@ -439,7 +378,7 @@ def _indexed(conn: Conn, family: str, doc_keys: npt.NDArray[np.int64]) -> npt.ND
         found += [
             int(key)
             for (key,) in conn.execute(
-                f"SELECT doc_key FROM search_docs WHERE family = ? AND doc_key IN ({_marks(chunk)})",
+                f"SELECT doc_key FROM search_docs WHERE family = ? AND doc_key IN ({marks(chunk)})",
                 (family, *chunk),
             )
         ]
@@ -452,7 +391,11 @@ def unindex_document(conn: Conn, scope_key: int, family: str, doc_key: int, text
         "SELECT segment, length FROM search_docs WHERE family = ? AND doc_key = ?", (family, doc_key)
     ).fetchone()
     if row is not None and terms:
-        _drop_postings(conn, scope_key, family, int(row[0]), doc_key, terms)
+        segment = int(row[0])
+        target = _merge_target(conn, scope_key, family, segment)
+        # Mid-merge, the terms merged so far hold the document in the target run's rows.
+        for held_in in (segment,) if target in (None, segment) else (segment, target):
+            _drop_postings(conn, scope_key, family, held_in, doc_key, terms)
     conn.execute("DELETE FROM search_docs WHERE family = ? AND doc_key = ?", (family, doc_key))
     conn.execute(
         "UPDATE search_stats SET documents = documents - 1, total_length = total_length - ?,"
@@ -468,7 +411,7 @@ def _drop_postings(
     """Take the document out of its segment's or run's rows: one read of both tables, then a
     statement per kind of change (each a round trip on OceanBase); a row left without postings is
     deleted."""
-    where = f"scope_key = ? AND family = ? AND segment = ? AND term IN ({_marks(terms)})"
+    where = f"scope_key = ? AND family = ? AND segment = ? AND term IN ({marks(terms)})"
     params = (scope_key, family, segment, *terms)
     rewritten: dict[str, list[tuple[int | bytes, int, str, str, int]]] = {
         table: [] for table in _POSTINGS_TABLES
@@ -498,7 +441,7 @@ def _drop_postings(
         if emptied[name]:
             conn.execute(
                 f"DELETE FROM {name} WHERE scope_key = ? AND family = ? AND segment = ?"
-                f" AND term IN ({_marks(emptied[name])})",
+                f" AND term IN ({marks(emptied[name])})",
                 (scope_key, family, segment, *emptied[name]),
             )
 
@@ -536,6 +479,8 @@ def drop_index(conn: Conn, scope_key: int | None = None) -> None:
         "search_docs",
         "search_log",
         "search_pending",
+        "search_merges",
+        "search_merge_sources",
     ):
         conn.execute(f"DELETE FROM {table}{where}", params)
     conn.execute(
@@ -579,7 +524,7 @@ def _prune(conn: Conn, scope_key: int, family: str, generation: int) -> None:
     )
 
 
-def _marks(values: Sequence[object]) -> str:
+def marks(values: Sequence[object]) -> str:
     return ", ".join("?" * len(values))
 
 
@@ -598,7 +543,7 @@ def ranked(
         int(row[0]): (int(row[1]), int(row[2]), int(row[3]))
         for row in conn.execute(
             "SELECT scope_key, generation, documents, total_length FROM search_stats"
-            f" WHERE family = ? AND scope_key IN ({_marks(scope_keys)})",
+            f" WHERE family = ? AND scope_key IN ({marks(scope_keys)})",
             (family, *scope_keys),
         )
     }
@@ -686,13 +631,13 @@ def _read_terms(
     ]
     in_runs = (
         f" UNION ALL SELECT term, segment, postings FROM search_runs WHERE scope_key = ? AND family = ?"
-        f" AND segment IN ({_marks(runs)}) AND term IN ({_marks(terms)})"
+        f" AND segment IN ({marks(runs)}) AND term IN ({marks(terms)})"
         if runs
         else ""
     )
     for term, segment, packed in conn.execute(
         "SELECT term, segment, postings FROM search_segments"
-        f" WHERE scope_key = ? AND family = ? AND term IN ({_marks(terms)}){in_runs}",
+        f" WHERE scope_key = ? AND family = ? AND term IN ({marks(terms)}){in_runs}",
         (scope_key, family, *terms, *((scope_key, family, *runs, *terms) if runs else ())),
     ):
         tf = _single(packed)
@@ -701,8 +646,10 @@ def _read_terms(
             continue
         keys, tfs = unpack_postings(int(segment), packed)
         rows[term].extend(zip(keys.tolist(), tfs.tolist(), strict=True))
-    for write in _pending(conn, scope_key, family):
+    for write, merged_through in _pending(conn, scope_key, family):
         for term in terms:
+            if merged_through is not None and term <= merged_through:
+                continue  # in the target run already, read above
             at = bisect_left(write.terms, term)
             if at < len(write.terms) and write.terms[at] == term:
                 start, end = int(write.bounds[at]), int(write.bounds[at + 1])

@@ -42,6 +42,7 @@ from ..recall.tokens import SearchQuery
 from . import (
     artifacts,
     candidates,
+    index_merge,
     memory,
     migrations,
     scope_export,
@@ -53,6 +54,7 @@ from . import (
 from .backends import Backend
 from .clock import now
 from .conn import Conn
+from .index_merger import IndexMerger, WriterGate
 from .search_mirror import SearchMirror
 
 
@@ -63,7 +65,10 @@ class SqlStore:
         self._connections: dict[threading.Thread, Conn] = {}  # by the thread that uses it
         self._lock = threading.Lock()
         self._search = search_mirror or SearchMirror()
+        self._merger = IndexMerger(self.merge_index)
+        self._writer_gate = WriterGate()
         self._migrate()
+        self._merger.nudge()  # carry on a merge a previous process left unfinished
 
     # Connections and transactions ----------------------------------------------------------------
     def _conn(self) -> Conn:
@@ -108,7 +113,8 @@ class SqlStore:
         except errors as exc:
             raise RetrievalUnavailable() from exc
         try:
-            self._backend.begin(conn, write)
+            with self._writer_gate.waiting(write):
+                self._backend.begin(conn, write)
         except errors as exc:
             self._discard(conn)
             raise RetrievalUnavailable() from exc
@@ -126,6 +132,8 @@ class SqlStore:
             if isinstance(exc, errors):
                 raise RetrievalUnavailable() from exc
             raise
+        if write:
+            self._merger.nudge()
 
     def _discard(self, conn: Conn) -> None:
         """A broken connection is closed and never reused (the next transaction opens another)."""
@@ -151,7 +159,24 @@ class SqlStore:
         with self._transaction(write=False) as conn:
             conn.execute("SELECT 1").fetchone()
 
+    def merge_index(self, stopping: Callable[[], bool] = lambda: False) -> int:
+        """Carry every due or unfinished index merge through, a chunk per write transaction, until
+        none is left or `stopping()`; the number of chunks merged. The merger thread calls it;
+        so can anything that wants the index merged now (an import, a test)."""
+        with self._transaction(write=False) as conn:
+            families = index_merge.due(conn)
+        steps, cache = 0, index_merge.LoggedCache()
+        for scope_key, family in families:
+            while not stopping():
+                self._writer_gate.wait_clear()  # requests' writes go first
+                with self._transaction(write=True) as conn:
+                    if not index_merge.step(conn, scope_key, family, cache):
+                        break
+                steps += 1
+        return steps
+
     def close(self) -> None:
+        self._merger.stop()
         with self._lock:
             for conn in self._connections.values():
                 with suppress(*self._backend.errors):
@@ -285,6 +310,7 @@ class SqlStore:
             report = scope_transfer.import_lines(self._backend, lines, scope_id, check_references)
         except scope_transfer.TransferFailed as exc:
             raise RetrievalUnavailable() from exc
+        self._merger.nudge()  # the import's pages wait in the index log: merge them off this request
         return report.rows, report.indexed
 
     # Exact reads --------------------------------------------------------------------------------

@@ -261,4 +261,26 @@ MIGRATIONS: tuple[Migration, ...] = (
         """,
         after=upgrade_index,
     ),
+    Migration(
+        9,
+        """
+        -- Merges run in the background, a range of terms per transaction (see index_merge.py): the
+        -- merge under way in each (Scope, family), the last term it has merged, and its sources
+        -- (runs, or deferred writes by their log generation, each named by its segment).
+        CREATE TABLE search_merges (
+            scope_key INTEGER NOT NULL,
+            family TEXT NOT NULL,
+            target INTEGER NOT NULL,
+            merged_through TEXT NOT NULL,
+            PRIMARY KEY (scope_key, family)
+        ) WITHOUT ROWID;
+        CREATE TABLE search_merge_sources (
+            scope_key INTEGER NOT NULL,
+            family TEXT NOT NULL,
+            segment INTEGER NOT NULL,
+            generation INTEGER NOT NULL,
+            PRIMARY KEY (scope_key, family, segment)
+        ) WITHOUT ROWID
+        """,
+    ),
 )
