@@ -30,8 +30,8 @@ def render(report: dict[str, Any]) -> str:
         "### Evidence recall by configuration and budget",
         "",
         "Evidence recall is the share of all gold turns carried whole (a turn counts once); all",
-        "evidence is the share of questions with every gold turn carried; dev = conversations 1-5,",
-        "test = 6-10.",
+        f"evidence is the share of questions with every gold turn carried; dev = conversations {span(data['dev'])},",
+        f"test = {span(data['test'])}.",
         "",
         "| configuration | max_bytes | recall (all) | recall (dev) | recall (test) | all evidence (test) "
         "| mean bytes | mean tokens | p50 ms | p95 ms |",
@@ -127,6 +127,15 @@ def render(report: dict[str, Any]) -> str:
                     name = "all" if category is None else f"{category} ({CATEGORIES[category]})"
                     lines.append(f"| {split} | {name} | {row['answered']} | {row['answer_f1']:.3f} |")
     return "\n".join(lines)
+
+
+def span(indices: Sequence[int]) -> str:
+    """Conversation numbers as a range where they run on (`1-5`), else listed; `none` for none."""
+    if not indices:
+        return "none"
+    if list(indices) == list(range(indices[0], indices[-1] + 1)) and len(indices) > 1:
+        return f"{indices[0]}-{indices[-1]}"
+    return ", ".join(map(str, indices))
 
 
 def _recall(row: dict[str, Any] | None) -> str:
