@@ -87,10 +87,13 @@ def load_locomo() -> list[Conversation]:
     """LoCoMo itself, checked to be the file docs/evaluation.md reports on."""
     path = data_path()
     if not path.is_file():
-        raise DataError(
-            f"LoCoMo not found at {path}: put locomo10.json at {DEFAULT_PATH} "
-            f"(../shared/data/locomo/ beside the repository), or set {PATH_ENV} to the file's path"
-        )
+        beside = f"{DEFAULT_PATH} (../shared/data/locomo/ beside the repository)"
+        if os.environ.get(PATH_ENV):
+            raise DataError(
+                f"LoCoMo not found: {PATH_ENV} names {path}, which is no file; point it at "
+                f"locomo10.json, or unset it and put the file at {beside}"
+            )
+        raise DataError(f"LoCoMo not found: put locomo10.json at {beside}, or set {PATH_ENV} to its path")
     conversations = load(path)
     turns = sum(len(c.turns) for c in conversations)
     if (len(conversations), turns) != (LOCOMO_CONVERSATIONS, LOCOMO_TURNS):

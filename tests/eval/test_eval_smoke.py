@@ -99,7 +99,7 @@ def _refs(evidence: list[str]) -> list[str]:
 @pytest.mark.parametrize(
     ("args", "env", "expected"),
     [
-        ([], "missing.json", ["LoCoMo not found at", "missing.json", "../shared/data/locomo/", PATH_ENV]),
+        ([], "missing.json", ["LoCoMo not found:", PATH_ENV, "missing.json", "../shared/data/locomo/"]),
         ([], str(SMOKE), ["is not LoCoMo's locomo10.json", "--data"]),
         (["--data", "missing.json"], None, ["no such file:", "missing.json"]),
     ],
