@@ -322,7 +322,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         else None
     )
     budgets = [int(b) for b in args.budgets.split(",")]
-    started = time.perf_counter()
+    started, load_before = time.perf_counter(), os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="pc-eval-") as scratch:
         runs, ablation = evaluate(conversations, budgets, Path(scratch), model)
     report = {
@@ -330,6 +330,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "commit": commit(),
         "seconds": round(time.perf_counter() - started, 1),
         "python": platform.python_version(),
+        # Latency depends on what else the machine runs: the 1-minute load average, start and end.
+        "machine": {
+            "cpus": os.cpu_count(),
+            "load_average": [round(load_before, 2), round(os.getloadavg()[0], 2)],
+        },
         "data": {
             "file": (args.data or data_path()).name,
             "conversations": len(conversations),

@@ -59,6 +59,8 @@ def test_the_smoke_data_runs_every_configuration_and_budget(tmp_path: Path) -> N
     block = report.render(results)
     assert "Memory only, limit 8" in block and "Ablation A" in block
     assert f"dev = conversations {report.span(dev)},\ntest = {report.span(test)}." in block
+    assert results["machine"]["cpus"] == os.cpu_count() and len(results["machine"]["load_average"]) == 2
+    assert f"on {os.cpu_count()} CPUs." in block
 
 
 def test_the_smoke_data_holds_what_the_harness_reads() -> None:
