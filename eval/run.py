@@ -279,10 +279,16 @@ def evaluate(
 
 
 def commit() -> str:
-    """The commit measured, marked when the work tree differs from it."""
-    found = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    """The commit measured, marked when the work tree differs from it (its own outputs aside: an
+    earlier run's results, not yet committed, change nothing that is measured)."""
+    repo = RESULTS.parents[1]
+    found = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=repo)
+    outputs = [f":(exclude){p}" for p in ("eval/results", "docs/evaluation.md")]
     changed = subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True
+        ["git", "status", "--porcelain", "--untracked-files=no", "--", ".", *outputs],
+        capture_output=True,
+        text=True,
+        cwd=repo,
     )
     return (found.stdout.strip() or "unknown") + (
         " with uncommitted changes" if changed.stdout.strip() else ""
