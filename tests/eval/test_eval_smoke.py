@@ -1,59 +1,131 @@
-"""`make eval` on LoCoMo's first conversation: the harness seeds through the API, counts carried
-evidence from citations, and writes results that docs/evaluation.md is rendered from."""
+"""`make eval` on the project's own smoke conversations (eval/fixtures/smoke.json, LoCoMo's format,
+written for the project): the harness seeds through the API, counts carried evidence from the
+explain receipts, and writes results that docs/evaluation.md is rendered from. Nothing here reads
+LoCoMo itself, which lives outside the repository and only `make eval` reads."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
+
 from eval import model_step, report, run
-from eval.evidence import whole_entries
-from eval.locomo import load
+from eval.locomo import PATH_ENV, load
 
 from ..hosts.fakes import Received, RecordingServer, Reply
 
+REPO = Path(__file__).resolve().parents[2]
+SMOKE = REPO / "eval" / "fixtures" / "smoke.json"
 
-def test_one_conversation_runs_every_configuration(tmp_path: Path) -> None:
+
+def test_the_smoke_data_runs_every_configuration_and_budget(tmp_path: Path) -> None:
     out = tmp_path / "latest.json"
-    assert run.main(["--conversations", "1", "--budgets", "8000", "--out", str(out)]) == 0
+    assert run.main(["--data", str(SMOKE), "--out", str(out)]) == 0
     results = json.loads(out.read_text())
-    assert results["data"]["conversations"] == 1 and results["data"]["questions"] > 100
-    overall = {r["config"]: r for r in results["runs"] if r["split"] == "all" and r["category"] is None}
-    assert set(overall) == {c.key for c in run.CONFIGS}
-    for row in overall.values():
-        assert 0 < row["evidence_recall"] <= 1 and 0 <= row["all_evidence"] <= 1
-        assert 0 < row["bytes_mean"] <= 8000 and row["tokens_mean"] > 0
-        assert row["latency_p50_ms"] <= row["latency_p95_ms"]
-    assert {r["split"] for r in results["runs"]} == {"all", "dev"}  # conversation 1 is dev
+    conversations = load(SMOKE)
+    questions = [(c.split, q) for c in conversations for q in c.questions]
+    dev = [c.index for c in conversations if c.split == "dev"]
+    test = [c.index for c in conversations if c.split == "test"]
+    assert results["data"] == {
+        "file": SMOKE.name,
+        "conversations": len(conversations),
+        "dev": dev,
+        "test": test,
+        "turns": sum(len(c.turns) for c in conversations),
+        "questions": len(questions),
+    }
+    index = {(r["config"], r["budget"], r["split"], r["category"]): r for r in results["runs"]}
+    assert {(c, b) for c, b, _, _ in index} == {(c.key, b) for c in run.CONFIGS for b in run.BUDGETS}
+    for config in run.CONFIGS:
+        for budget in run.BUDGETS:
+            overall = index[config.key, budget, "all", None]
+            assert overall["questions"] == len(questions)
+            assert overall["gold_turns"] == sum(len(q.evidence) for _, q in questions)
+            assert 0 < overall["evidence_recall"] <= 1 and 0 <= overall["all_evidence"] <= 1
+            assert 0 < overall["bytes_mean"] <= budget and overall["tokens_mean"] > 0
+            assert overall["latency_p50_ms"] <= overall["latency_p95_ms"]
+            for split in ("dev", "test"):
+                in_split = [q for s, q in questions if s == split]
+                assert index[config.key, budget, split, None]["questions"] == len(in_split)
+            for category in {q.category for _, q in questions}:
+                picked = [q for _, q in questions if q.category == category]
+                assert index[config.key, budget, "all", category]["questions"] == len(picked)
     formats = results["format_ablation"]
-    assert formats["markdown"]["documents"] == formats["legacy"]["documents"] > 100
+    assert 0 < formats["markdown"]["documents"] == formats["legacy"]["documents"] <= len(questions)
     block = report.render(results)
     assert "Memory only, limit 8" in block and "Ablation A" in block
+    assert f"dev = conversations {report.span(dev)},\ntest = {report.span(test)}." in block
+    assert results["machine"]["cpus"] == os.cpu_count() and len(results["machine"]["load_average"]) == 2
+    assert f"on {os.cpu_count()} CPUs." in block
 
 
-def test_carried_entries_are_read_from_citations_in_both_formats() -> None:
-    markdown = (
-        '    Artifact: family="memory", id="memory", revision=3\n'
-        '    Entry: id="entry-1", version="entry-1-v1"\n    Recall rank: 1\n    Truncated: no\n\n'
-        '    Artifact: family="memory", id="memory", revision=3\n'
-        '    Entry: id="entry-2", version="entry-2-v1"\n    Truncated: yes\n'
+def test_the_smoke_data_holds_what_the_harness_reads() -> None:
+    """Both splits, every question category (the adversarial one without an answer), image
+    captions, session summaries, events and observations; malformed evidence ids are dropped."""
+    raw = json.loads(SMOKE.read_text(encoding="utf-8"))
+    conversations = load(SMOKE)
+    half = (len(raw) + 1) // 2
+    assert [c.split for c in conversations] == ["dev"] * half + ["test"] * (len(raw) - half)
+    assert {"dev", "test"} <= {c.split for c in conversations}
+    for item, conversation in zip(raw, conversations, strict=True):
+        turns = {t.dia_id: t for t in conversation.turns}
+        kept = [q for q in item["qa"] if any(ref in turns for ref in _refs(q["evidence"]))]
+        assert [q.question for q in conversation.questions] == [q["question"] for q in kept]
+        for question, source in zip(conversation.questions, kept, strict=True):
+            assert question.evidence == tuple(r for r in _refs(source["evidence"]) if r in turns)
+            assert question.answer == source.get("answer", "")
+        sessions = [s for s in item["conversation"].values() if isinstance(s, list)]
+        images = [t for session in sessions for t in session if "blip_caption" in t]
+        assert images and all(t["blip_caption"] in turns[t["dia_id"]].memory_text for t in images)
+        assert len(conversation.sessions) == len(item["session_summary"])
+        assert len(conversation.events) == len(item["event_summary"])
+        assert {name for name, _ in conversation.observations} == {
+            name for session in item["observation"].values() for name in session
+        }
+    questions = [q for c in conversations for q in c.questions]
+    assert {q.category for q in questions} == set(report.CATEGORIES)
+    assert all(not q.answer for q in questions if q.category == 5)
+    dropped = sum(len(i["qa"]) for i in raw) - len(questions)
+    assert dropped > 0  # a question whose only evidence id is malformed is not asked
+
+
+def _refs(evidence: list[str]) -> list[str]:
+    """Evidence ids as LoCoMo writes them: a list of `D<session>:<turn>`, some joined by `; `."""
+    return [ref.strip() for joined in evidence for ref in joined.split(";")]
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "expected"),
+    [
+        ([], "missing.json", ["LoCoMo not found:", PATH_ENV, "missing.json", "../shared/data/locomo/"]),
+        ([], str(SMOKE), ["is not LoCoMo's locomo10.json", "--data"]),
+        (["--data", "missing.json"], None, ["no such file:", "missing.json"]),
+    ],
+)
+def test_make_eval_without_its_data_stops_with_one_line(
+    tmp_path: Path, args: list[str], env: str | None, expected: list[str]
+) -> None:
+    environment = {k: v for k, v in os.environ.items() if k != PATH_ENV}
+    if env is not None:
+        environment[PATH_ENV] = str(tmp_path / env) if env == "missing.json" else env
+    args = [str(tmp_path / a) if a == "missing.json" else a for a in args]
+    out = tmp_path / "latest.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "eval.run", *args, "--out", str(out)],
+        cwd=REPO,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
-    assert whole_entries(markdown) == {"entry-1"}
-    legacy = (
-        "notice\n\nBEGIN_POWERCONTEXT_PREPARED_CONTEXT_V1\n"
-        '{"trust":"untrusted_history","items":[{"citation":{"entry_id":"entry-7"},"content":"x","truncated":false},'
-        '{"citation":{"entry_id":"entry-8"},"content":"y","truncated":true}]}\nEND_POWERCONTEXT_PREPARED_CONTEXT_V1'
-    )
-    assert whole_entries(legacy) == {"entry-7"}
-    assert whole_entries(None) == set()
-
-
-def test_the_data_is_read_with_its_splits_and_evidence() -> None:
-    conversations = load()
-    assert [c.split for c in conversations] == ["dev"] * 5 + ["test"] * 5
-    turns = {t.dia_id for t in conversations[0].turns}
-    assert all(e in turns for q in conversations[0].questions for e in q.evidence)
-    assert sum(len(c.turns) for c in conversations) == 5882
+    assert done.returncode != 0 and done.stdout == ""
+    assert len(done.stderr.splitlines()) == 1, done.stderr
+    assert all(part in done.stderr for part in expected), done.stderr
+    assert not out.exists()
 
 
 def test_the_model_step_answers_from_the_injected_text_and_scores_f1(tmp_path: Path) -> None:
@@ -63,10 +135,11 @@ def test_the_model_step_answers_from_the_injected_text_and_scores_f1(tmp_path: P
 
     out = tmp_path / "model.json"
     with RecordingServer(reply) as fake:
-        args = ["--conversations", "1", "--questions", "3", "--budgets", "8000", "--out", str(out)]
-        assert run.main([*args, "--model-url", fake.base_url, "--model", "fake-model"]) == 0
+        args = ["--data", str(SMOKE), "--conversations", "1", "--questions", "3", "--budgets", "8000"]
+        args += ["--out", str(out), "--model-url", fake.base_url, "--model", "fake-model"]
+        assert run.main(args) == 0
         asked = fake.requests_to("/chat/completions")
-    questions = load()[0].questions[:3]
+    questions = load(SMOKE)[0].questions[:3]
     assert len(asked) == len([q for q in questions if q.answer])
     prompt = asked[0].json()["messages"][-1]["content"]
     assert "BEGIN_POWERCONTEXT_PREPARED_TEXT_V1" in prompt and questions[0].question in prompt
@@ -86,3 +159,13 @@ def test_answer_f1_counts_shared_words_after_normalising() -> None:
     assert model_step.f1("7 May 2023.", "7 May 2023") == 1.0
     assert model_step.f1("The painting", "painting of a sunrise") == 2 * (1 / 1) * (1 / 3) / (1 + 1 / 3)
     assert model_step.f1("unknown", "2022") == 0.0
+
+
+def test_the_report_names_the_splits_as_ranges() -> None:
+    assert [report.span(s) for s in ([1, 2, 3, 4, 5], [6, 7, 8, 9, 10], [2], [1, 3], [])] == [
+        "1-5",
+        "6-10",
+        "2",
+        "1, 3",
+        "none",
+    ]
