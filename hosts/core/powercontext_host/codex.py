@@ -25,7 +25,8 @@ HOOKS_FILE = "hooks.json"
 CONFIG_FILE = "config.toml"
 # Codex's own limit on a hook run, a backstop: the hook stops itself at its configured deadline.
 HOOK_TIMEOUT_SECONDS = 30
-UNDO_COMMAND = "powercontext setup codex --undo"
+UNDO_COMMAND = "powercontext setup codex --remove"
+DEFAULT_TOKEN_ENV = "POWERCONTEXT_TOKEN"
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,18 @@ class SetupResult:
     changed: tuple[Path, ...]
     trust: codex_trust.TrustResult
     lines: tuple[str, ...] = field(default=())
+
+
+def mcp_server(python: str, url: str, token_env: str = DEFAULT_TOKEN_ENV) -> McpServer:
+    """`python -m powercontext_client --url URL mcp`, which reads its token from POWERCONTEXT_TOKEN.
+    Codex passes a server only the variables its `env_vars` names, under their own names, so a
+    token kept in another variable is handed over by a one-line shell that renames it (the name
+    is checked to be a plain variable name; the value is never written anywhere)."""
+    command = [python, "-m", "powercontext_client", "--url", url, "mcp"]
+    if token_env == DEFAULT_TOKEN_ENV:
+        return McpServer(python, tuple(command[1:]), (DEFAULT_TOKEN_ENV,))
+    rename = f'{DEFAULT_TOKEN_ENV}="${{{token_env}}}" exec "$0" "$@"'
+    return McpServer("/bin/sh", ("-c", rename, *command), (token_env,))
 
 
 def codex_home(env: Mapping[str, str]) -> Path:
