@@ -46,6 +46,7 @@ COMMAND_GROUP = "powercontext.commands"
 SERVER_COMMANDS = ("serve", "token", "copy-store", "export", "import")
 # Install hints name the repository, not an index: PowerContext is not published yet, and
 # `powercontext` on PyPI is another project.
+HOST_COMMANDS = ("setup", "doctor", "bind")  # run by powercontext_host.cli
 MCP_INSTALL = "pip install './client[mcp]' (in a PowerContext checkout)"
 SERVER_INSTALL = "pip install . (in a PowerContext checkout)"
 CONTRACT_MAX_BYTES = 32768  # the largest `max_bytes` the contract allows, the cap when none is given
@@ -73,6 +74,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     server_command = _server_command(args_list, {*SERVER_COMMANDS, *plugins})
     if server_command is not None:
         return _run_server_command(args_list[server_command:], plugins)
+    host_command = _server_command(args_list, set(HOST_COMMANDS))
+    if host_command is not None:
+        return _run_host_command(args_list, host_command)
     parser = build_parser(os.environ)
     try:
         args = parser.parse_args(args_list)
@@ -120,6 +124,18 @@ def _server_command(args: list[str], names: set[str]) -> int | None:
         else:
             return i if arg in names else None
     return None
+
+
+def _run_host_command(args: list[str], at: int) -> int:
+    """`setup`, `doctor` and `bind` belong to the agent hosts' core (standard library only, like the
+    hooks they install); a `--url` given before the command word applies to `setup`."""
+    from powercontext_host.cli import main as host_main
+
+    command = args[at:]
+    url = next((args[i + 1] for i in range(at - 1) if args[i] == "--url"), None)
+    if url is not None and command[0] == "setup":
+        command = [*command, "--url", url]
+    return host_main(command)
 
 
 def _run_server_command(args: list[str], plugins: Mapping[str, EntryPoint]) -> int:

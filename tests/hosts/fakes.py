@@ -163,6 +163,38 @@ def _chunk(delta: dict[str, Any], finish_reason: str | None) -> dict[str, Any]:
     }
 
 
+def anthropic_reply(request: Received) -> Reply:
+    """The Anthropic Messages API as Claude Code calls it: `POST /v1/messages` streamed as SSE
+    events (or one JSON message), answering MODEL_ANSWER; token counting answers a fixed count."""
+    path = request.path.split("?", 1)[0]
+    if path == "/v1/messages/count_tokens":
+        return json_reply(200, {"input_tokens": 10})
+    if path != "/v1/messages":
+        return json_reply(
+            404, {"type": "error", "error": {"type": "not_found_error", "message": "not found"}}
+        )
+    body = request.json()
+    usage = {"input_tokens": 10, "output_tokens": 3}
+    message = {"id": "msg_1", "type": "message", "role": "assistant", "model": body.get("model", "m")}
+    if not body.get("stream"):
+        text = {"content": [{"type": "text", "text": MODEL_ANSWER}], "stop_reason": "end_turn"}
+        return json_reply(200, {**message, **text, "stop_sequence": None, "usage": usage})
+    events = [
+        {"type": "message_start", "message": {**message, "content": [], "stop_reason": None, "usage": usage}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": MODEL_ANSWER}},
+        {"type": "content_block_stop", "index": 0},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+            "usage": usage,
+        },
+        {"type": "message_stop"},
+    ]
+    stream = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
+    return Reply(200, "text/event-stream", stream.encode("utf-8"))
+
+
 class HangingServer:
     """Accepts TCP connections on 127.0.0.1 and never sends a byte."""
 

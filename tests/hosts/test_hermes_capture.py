@@ -19,11 +19,11 @@ import httpx
 import pytest
 
 from hosts.hermes.powercontext_memory import PowerContextMemoryProvider
+from hosts.hermes.powercontext_memory._core.entries import KIND
+from hosts.hermes.powercontext_memory._core.redact import MARKER
+from hosts.hermes.powercontext_memory._core.remember import Destination, MemoryWriter, WriteFailure
 from hosts.hermes.powercontext_memory.capture import CaptureQueue, CaptureStats, PendingTurn
 from hosts.hermes.powercontext_memory.config import ENV_CONFIG_FILE, SOURCES
-from hosts.hermes.powercontext_memory.entries import KIND
-from hosts.hermes.powercontext_memory.redact import MARKER
-from hosts.hermes.powercontext_memory.remember import Destination, MemoryWriter, WriteFailure
 from hosts.hermes.powercontext_memory.turns import TurnCapture
 from tests.hosts.fakes import (
     HangingServer,

@@ -6,15 +6,15 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from hosts.hermes.powercontext_memory.entries import (
+from hosts.hermes.powercontext_memory._core.entries import (
     MAX_ENTRY_CHARS,
     clean,
     entry_texts,
     fingerprint,
     turn_body,
 )
-from hosts.hermes.powercontext_memory.redact import MARKER, redact
-from hosts.hermes.powercontext_memory.split import split_text
+from hosts.hermes.powercontext_memory._core.redact import MARKER, redact
+from hosts.hermes.powercontext_memory._core.split import split_text
 
 # Redaction
 
@@ -151,7 +151,9 @@ WHEN = datetime(2026, 5, 22, 10, 15, 3, 987654, tzinfo=UTC)
 
 
 def test_a_turn_is_one_entry_with_a_header_user_and_assistant() -> None:
-    [text] = entry_texts(turn_body("When is the survey?", "On Thursday."), "20260522_101500_ab12cd", WHEN)
+    [text] = entry_texts(
+        turn_body("When is the survey?", "On Thursday."), "20260522_101500_ab12cd", WHEN, "Hermes"
+    )
     assert text == (
         "[Hermes conversation | session 20260522_101500_ab12cd | 2026-05-22T10:15:03Z]\n"
         "User: When is the survey?\n\nAssistant: On Thursday."
@@ -160,13 +162,13 @@ def test_a_turn_is_one_entry_with_a_header_user_and_assistant() -> None:
 
 def test_the_time_is_written_in_utc() -> None:
     local = WHEN.astimezone(timezone(timedelta(hours=-7)))
-    [text] = entry_texts("User: x", "s", local)
+    [text] = entry_texts("User: x", "s", local, "Hermes")
     assert "| 2026-05-22T10:15:03Z]" in text
 
 
 def test_a_long_turn_is_split_into_numbered_parts_within_the_entry_limit() -> None:
     body = turn_body(ONE_LINE, PARAGRAPHS)
-    texts = entry_texts(body, "s1", WHEN)
+    texts = entry_texts(body, "s1", WHEN, "Hermes")
     assert len(texts) >= 2
     assert all(len(text) <= MAX_ENTRY_CHARS for text in texts)
     for index, text in enumerate(texts, 1):

@@ -264,8 +264,15 @@ def test_the_installer_copies_the_plugin_and_enables_it(tmp_path: Path) -> None:
         assert install.main(["--hermes-home", str(home), "--enable"]) == 0
 
     plugin = home / "plugins" / "powercontext"
-    expected = sorted(p.name for p in install.PLUGIN_SOURCE.glob("*.py"))
+    expected = sorted([*(p.name for p in install.PLUGIN_SOURCE.glob("*.py")), "_core"])
     assert sorted(p.name for p in plugin.iterdir()) == expected
+    # The host core is copied in as real files: a Hermes home holds no link into a checkout.
+    core = plugin / "_core"
+    assert core.is_dir() and not core.is_symlink()
+    shared = REPO / "hosts" / "core" / "powercontext_host"
+    assert {p.name: p.read_bytes() for p in core.iterdir()} == {
+        p.name: p.read_bytes() for p in shared.glob("*.py")
+    }
     assert "register_memory_provider" in (plugin / "__init__.py").read_text(encoding="utf-8")
     config = (home / "config.yaml").read_text(encoding="utf-8")
     assert config == "model:\n  default: fake\nmemory:\n  provider: powercontext\n"

@@ -28,11 +28,11 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ._core._contract import CAPABILITIES_PATH
+from ._core.transport import DeadlinePassed, Unreachable, exchange, get_request, server_label, within
 from .config import Settings
 from .prepare import PrepareFailure
-from .transport import DeadlinePassed, Unreachable, exchange, get_request, server_label, within
 
-CAPABILITIES_PATH = "/v1/capabilities"
 MAX_CAPABILITIES_BYTES = 64 * 1024
 # Answers that say "try again later" rather than "this server does not support it".
 RETRY_LATER_STATUSES = frozenset({408, 429})

@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .remember import Destination, WriteFailure
+from ._core.remember import Destination, WriteFailure
 
 MAX_QUEUED_TURNS = 256
 MAX_BATCH_ENTRIES = 100  # the server takes up to 1,000; smaller batches keep each request short

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from ._core.entries import KIND, clean, entry_texts, fingerprint, turn_body
+from ._core.remember import Destination, MemoryWriter
+from ._core.seen import SeenTurns
 from .capture import CaptureQueue, CaptureStats, PendingTurn
 from .config import Settings
-from .entries import KIND, clean, entry_texts, fingerprint, turn_body
-from .remember import Destination, MemoryWriter
-from .seen import SeenTurns
+
+HOST = "Hermes"  # names the host in each captured entry's header
 
 
 class TurnCapture:
@@ -33,7 +35,7 @@ class TurnCapture:
         if not self._seen.add(mark):
             self._queue.count(skipped=1)
             return False
-        texts = entry_texts(body, session_id, when or datetime.now(UTC))
+        texts = entry_texts(body, session_id, when or datetime.now(UTC), HOST)
         destination = Destination(settings.base_url, settings.token, settings.scope_id)
         if not self._queue.submit(PendingTurn(destination, tuple(texts))):
             self._seen.discard(mark)  # never stored, so a later repeat may be

@@ -1,6 +1,7 @@
-"""A completed turn as the text of Memory entries of kind `conversation`.
+"""A completed turn as the text of Memory entries of kind `conversation`, for every host.
 
-One turn is one entry, so recall brings back the question with its answer:
+One turn is one entry, so recall brings back the question with its answer (the header names the
+host that captured it):
 
     [Hermes conversation | session 20260522_101500_ab12cd | 2026-05-22T10:15:03Z]
     User: my locker code is 4471 and the tide-pool survey is on Thursday
@@ -19,16 +20,17 @@ import re
 import unicodedata
 from datetime import UTC, datetime
 
+from ._contract import MAX_ENTRY_CHARS
 from .redact import redact
 from .split import split_text
 
 KIND = "conversation"
-MAX_ENTRY_CHARS = 16000  # the server's limit for one Memory text
 MAX_SESSION_CHARS = 128
 # Room kept for " | part NNNN/NNNN" and the header's line break.
 _PART_RESERVE = 24
 
-# Recalled context that Hermes fences into a user message must not be stored again as new Memory.
+# Recalled context that a host fences into a user message (Hermes's `<memory-context>`) must not be
+# stored again as new Memory.
 _MEMORY_CONTEXT = re.compile(r"<\s*memory-context\s*>[\s\S]*?</\s*memory-context\s*>", re.IGNORECASE)
 
 
@@ -56,9 +58,11 @@ def fingerprint(base_url: str, scope_id: str, body: str) -> str:
     return digest.hexdigest()
 
 
-def entry_texts(body: str, session_id: str, when: datetime, limit: int = MAX_ENTRY_CHARS) -> list[str]:
+def entry_texts(
+    body: str, session_id: str, when: datetime, host: str, limit: int = MAX_ENTRY_CHARS
+) -> list[str]:
     """The entries for one turn body: each at most `limit` characters, header first."""
-    header = _header(session_id, when)
+    header = _header(host, session_id, when)
     pieces = split_text(body, limit - len(header) - _PART_RESERVE)
     if len(pieces) == 1:
         return [f"[{header}]\n{pieces[0]}"]
@@ -66,7 +70,7 @@ def entry_texts(body: str, session_id: str, when: datetime, limit: int = MAX_ENT
     return [f"[{header} | part {index}/{total}]\n{piece}" for index, piece in enumerate(pieces, 1)]
 
 
-def _header(session_id: str, when: datetime) -> str:
+def _header(host: str, session_id: str, when: datetime) -> str:
     session = " ".join(session_id.split())[:MAX_SESSION_CHARS] or "unknown"
     moment = when.astimezone(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
-    return f"Hermes conversation | session {session} | {moment}"
+    return f"{host} conversation | session {session} | {moment}"

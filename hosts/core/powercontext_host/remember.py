@@ -14,6 +14,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ._contract import REMEMBER_BATCH_PATH, SCOPES_PATH
 from .transport import Unreachable, error_code, exchange, failure_text, post_request
 
 WRITE_TIMEOUT = 5.0  # per request; writes run in the background, so this may exceed the prepare cap
@@ -58,7 +59,7 @@ class MemoryWriter:
 
     def _batch(self, destination: Destination, texts: Sequence[str], kind: str) -> int:
         body = {"scope_id": destination.scope_id, "entries": [{"text": t, "kind": kind} for t in texts]}
-        status, payload = self._post(destination, "/v1/memory/remember/batch", body)
+        status, payload = self._post(destination, REMEMBER_BATCH_PATH, body)
         citations = payload.get("citations") if isinstance(payload, dict) else None
         if status != 200 or not isinstance(citations, list) or len(citations) != len(texts):
             raise WriteFailure(f"unexpected answer to remember/batch (HTTP {status})", status)
@@ -71,7 +72,7 @@ class MemoryWriter:
             if key in self._refused:
                 return False
         try:
-            self._post(destination, "/v1/scopes", {"scope_id": destination.scope_id})
+            self._post(destination, SCOPES_PATH, {"scope_id": destination.scope_id})
         except WriteFailure as exc:
             if exc.code == "scope_exists":
                 return True
