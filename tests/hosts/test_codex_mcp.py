@@ -14,6 +14,7 @@ import pytest
 
 from hosts.core.powercontext_host import codex
 from hosts.core.powercontext_host.codex_trust import AppServer
+from hosts.core.powercontext_host.settings import HookSettings
 from tests.conftest import LiveServer
 from tests.hosts.codex_session import CODEX, INSTALL_HINT, CodexHome, make_codex_home
 from tests.hosts.fakes import RecordingServer, responses_reply
@@ -48,7 +49,7 @@ def test_codex_starts_the_registered_mcp_server_and_it_carries_the_token(
 ) -> None:
     server = start_server(POWERCONTEXT_SERVER_AUTH_TOKEN=TOKEN)
     mcp = codex.mcp_server(sys.executable, server.base_url, token_env)
-    codex.setup(home.env(), home.workspace, sys.executable, ["--url", server.base_url], True, mcp)
+    codex.setup(home.env(), home.workspace, sys.executable, HookSettings(url=server.base_url), mcp)
     assert TOKEN not in home.config.read_text(encoding="utf-8") + home.hooks.read_text(encoding="utf-8")
 
     assert httpx.get(f"{server.base_url}/v1/scopes").status_code == 401  # no token, no answer

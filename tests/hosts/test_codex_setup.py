@@ -1,6 +1,6 @@
 """`powercontext setup codex` writes Codex's settings without disturbing the user's: run twice it
 leaves one hook per event, the user's model provider tables byte for byte, and Codex still works
-on them; undo takes out exactly what setup put in."""
+on them; `--remove` takes out exactly what setup put in."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from hosts.core.powercontext_host import codex
 from tests.hosts.codex_session import (
     CODEX,
     INSTALL_HINT,
@@ -21,12 +20,10 @@ from tests.hosts.codex_session import (
     model_requests,
     run_exec,
 )
+from tests.hosts.codex_setup import powercontext, setup_codex
 from tests.hosts.fakes import RecordingServer, responses_reply, unused_port_url
 
-HOOK_OPTIONS = ["--url", unused_port_url(), "--timeout", "1"]
-MCP = codex.McpServer(
-    "/opt/pc/bin/powercontext", ("--url", "http://127.0.0.1:8000", "mcp"), ("POWERCONTEXT_TOKEN",)
-)
+URL = unused_port_url()
 USER_HOOK = {"type": "command", "command": "true # the user's own", "timeout": 5}
 
 
@@ -44,13 +41,9 @@ def model() -> Iterator[RecordingServer]:
 @pytest.fixture
 def home(tmp_path: Path, model: RecordingServer) -> CodexHome:
     home = make_codex_home(tmp_path, model)
-    user_hooks = {"hooks": {"UserPromptSubmit": [{"hooks": [USER_HOOK]}]}, "x-note": "mine"}
+    user_hooks = {"hooks": {"UserPromptSubmit": [{"hooks": [USER_HOOK]}]}, "description": "mine"}
     home.hooks.write_text(json.dumps(user_hooks), encoding="utf-8")
     return home
-
-
-def setup(home: CodexHome, capture: bool = True) -> codex.SetupResult:
-    return codex.setup(home.env(), home.workspace, sys.executable, HOOK_OPTIONS, capture, MCP)
 
 
 def own_handlers(home: CodexHome, event: str) -> list[dict[str, object]]:
@@ -65,53 +58,53 @@ def test_setup_twice_leaves_one_hook_per_event_and_the_users_settings_intact(
 ) -> None:
     user_config = home.config.read_text(encoding="utf-8")
 
-    first = setup(home)
+    first = setup_codex(home, URL)
     after_first = (home.hooks.read_bytes(), home.config.read_bytes())
-    second = setup(home)
+    second = setup_codex(home, URL)
 
-    assert set(first.changed) == {home.hooks, home.config}
-    assert second.changed == () and second.lines[0] == "Codex settings already up to date"
+    assert f"updated {home.hooks}" in first and f"updated {home.config}" in first
+    assert second.splitlines()[0] == "Codex settings already up to date"
     assert (home.hooks.read_bytes(), home.config.read_bytes()) == after_first
     assert len(own_handlers(home, "UserPromptSubmit")) == 1 and len(own_handlers(home, "Stop")) == 1
     hooks = json.loads(home.hooks.read_text(encoding="utf-8"))
-    assert hooks["hooks"]["UserPromptSubmit"][0]["hooks"] == [USER_HOOK] and hooks["x-note"] == "mine"
+    assert hooks["hooks"]["UserPromptSubmit"][0]["hooks"] == [USER_HOOK] and hooks["description"] == "mine"
     config = home.config.read_text(encoding="utf-8")
     assert config.startswith(user_config)  # every byte the user wrote, comments and order included
     assert tomllib.loads(config)["mcp_servers"]["powercontext"] == {
-        "command": MCP.command,
-        "args": list(MCP.args),
+        "command": sys.executable,
+        "args": ["-m", "powercontext_client", "--url", URL, "mcp"],
         "env_vars": ["POWERCONTEXT_TOKEN"],
     }
-    assert second.lines[-1] == f"to undo: {codex.UNDO_COMMAND}"
+    assert second.splitlines()[-1] == "undo: powercontext setup codex --remove"
     run_exec(home, "Still on my own provider?")
     assert model_requests(model)  # Codex still reaches the user's provider
 
 
 def test_setup_updates_its_hook_in_place_and_no_capture_removes_the_stop_hook(home: CodexHome) -> None:
-    setup(home)
-    codex.setup(
-        home.env(), home.workspace, sys.executable, [*HOOK_OPTIONS, "--max-bytes", "4000"], False, MCP
-    )
+    setup_codex(home, URL)
+    setup_codex(home, URL, "--max-bytes", "4000", "--no-capture")
 
     prompt_groups = json.loads(home.hooks.read_text(encoding="utf-8"))["hooks"]["UserPromptSubmit"]
     assert [len(group["hooks"]) for group in prompt_groups] == [1, 1]
-    assert prompt_groups[1]["hooks"][0]["command"].endswith("--max-bytes 4000")
+    assert "--max-bytes 4000" in prompt_groups[1]["hooks"][0]["command"]
     assert own_handlers(home, "Stop") == []
 
 
-def test_undo_removes_what_setup_added_and_nothing_else(home: CodexHome) -> None:
+def test_remove_takes_out_what_setup_added_and_nothing_else(home: CodexHome) -> None:
     user_hooks, user_config = home.hooks.read_text(encoding="utf-8"), home.config.read_text(encoding="utf-8")
-    setup(home)
+    setup_codex(home, URL)
 
-    lines = codex.undo(home.env())
+    removed = powercontext(home, "setup", "codex", "--remove")
 
-    assert lines == [f"updated {home.hooks}", f"updated {home.config}"]
+    assert removed.returncode == 0 and removed.stdout.splitlines() == [
+        f"updated {home.hooks}",
+        f"updated {home.config}",
+    ]
     assert json.loads(home.hooks.read_text(encoding="utf-8")) == json.loads(user_hooks)
     config = home.config.read_text(encoding="utf-8")
-    assert config.startswith(user_config) and "powercontext" not in tomllib.loads(config).get(
-        "mcp_servers", {}
-    )
-    assert codex.undo(home.env()) == ["nothing to undo"]
+    assert config.startswith(user_config)
+    assert "powercontext" not in tomllib.loads(config).get("mcp_servers", {})
+    assert powercontext(home, "setup", "codex", "--remove").stdout == "nothing to undo\n"
 
 
 def test_a_config_setup_cannot_edit_safely_is_left_untouched(home: CodexHome) -> None:
@@ -119,7 +112,20 @@ def test_a_config_setup_cannot_edit_safely_is_left_untouched(home: CodexHome) ->
     home.config.write_text(inline, encoding="utf-8")
     hooks_before = home.hooks.read_bytes()
 
-    with pytest.raises(codex.codex_files.SettingsConflict, match="edit or remove it by hand"):
-        setup(home)
+    result = powercontext(home, "setup", "codex", "--url", URL)
 
+    assert result.returncode == 2 and "edit or remove it by hand" in result.stderr
     assert home.config.read_text(encoding="utf-8") == inline and home.hooks.read_bytes() == hooks_before
+
+
+def test_a_config_with_crlf_line_ends_keeps_them(home: CodexHome) -> None:
+    """Setup's own edit keeps CR LF (Codex's trust write, skipped here, rewrites line ends itself)."""
+    crlf = home.config.read_bytes().replace(b"\n", b"\r\n")
+    home.config.write_bytes(crlf)
+    without_codex = home.env(PATH=str(Path(sys.executable).parent) + ":/usr/bin:/bin")
+
+    powercontext(home, "setup", "codex", "--url", URL, env=without_codex)
+
+    config = home.config.read_bytes()
+    assert config.startswith(crlf) and b"[mcp_servers.powercontext]" in config
+    assert config.count(b"\n") == config.count(b"\r\n")

@@ -1,5 +1,6 @@
-"""Codex runs a non-managed hook only once trusted: setup leaves the PowerContext hooks trusted
-through Codex's app-server, and doctor reports a hook Codex would skip.
+"""Codex runs a non-managed hook only once trusted: `powercontext setup codex` leaves the
+PowerContext hooks trusted through Codex's app-server, and `powercontext doctor codex` reports a
+hook Codex would skip.
 
 Each test drives the real Codex CLI (`codex exec`, never with --dangerously-bypass-hook-trust) and
 reads what Codex itself reports: the `hook: <event>` lines it prints when it runs a hook.
@@ -15,11 +16,12 @@ from pathlib import Path
 import pytest
 
 from hosts.core.powercontext_host import codex
+from hosts.core.powercontext_host.settings import HookSettings
 from tests.hosts.codex_session import CODEX, INSTALL_HINT, CodexHome, make_codex_home, run_exec
+from tests.hosts.codex_setup import powercontext, setup_codex
 from tests.hosts.fakes import RecordingServer, responses_reply, unused_port_url
 
 PROMPT = "Which checks run before a release?"
-HOOK_OPTIONS = ["--url", unused_port_url(), "--timeout", "1"]
 
 
 @pytest.fixture(autouse=True)
@@ -39,10 +41,6 @@ def home(tmp_path: Path, model: RecordingServer) -> CodexHome:
     return make_codex_home(tmp_path, model)
 
 
-def setup(home: CodexHome, **env: str) -> codex.SetupResult:
-    return codex.setup(home.env(**env), home.workspace, sys.executable, HOOK_OPTIONS)
-
-
 def hooks_run(stderr: str) -> list[str]:
     """The hook events Codex reports it ran (it says nothing about a hook it skipped)."""
     return [
@@ -52,43 +50,52 @@ def hooks_run(stderr: str) -> list[str]:
     ]
 
 
-def test_plain_exec_after_setup_runs_both_hooks(home: CodexHome) -> None:
-    result = setup(home)
+def doctor_trust_lines(home: CodexHome) -> list[str]:
+    result = powercontext(home, "doctor", "codex")
+    return [line for line in result.stdout.splitlines() if "trust:" in line]
 
-    assert result.trust.ok and result.trust.outcome == "trusted", result.trust.message
+
+def test_plain_exec_after_setup_runs_both_hooks(home: CodexHome) -> None:
+    printed = setup_codex(home, unused_port_url())
+
+    assert "Codex now trusts the 2 PowerContext hooks (as /hooks would)" in printed
     assert hooks_run(run_exec(home, PROMPT).stderr) == ["UserPromptSubmit", "Stop"]
+    assert doctor_trust_lines(home) == [
+        "ok    trust: userPromptSubmit: trusted",
+        "ok    trust: stop: trusted",
+    ]
 
 
 def test_codex_skips_an_untrusted_hook_without_a_word_and_doctor_says_what_to_do(home: CodexHome) -> None:
-    commands = codex.hook_commands(sys.executable, HOOK_OPTIONS, capture=True)
-    for path, text in codex.planned_files(home.codex_home, commands, None).items():
+    commands = codex.hook_commands(sys.executable, HookSettings(url=unused_port_url()))
+    for path, text in codex.planned_files(home.codex_home, commands, 7, None).items():
         assert text is not None
         path.write_text(text, encoding="utf-8")  # installed, never trusted
 
     assert hooks_run(run_exec(home, PROMPT).stderr) == []
-    checks = codex.doctor_checks(home.env(), home.workspace)
-    assert [check.ok for check in checks] == [True, False, False]
-    assert all("untrusted" in check.detail and "/hooks" in check.detail for check in checks[1:])
+    lines = doctor_trust_lines(home)
+    assert len(lines) == 2
+    assert all(line.startswith("FAIL") and "untrusted" in line and "/hooks" in line for line in lines)
 
 
 def test_doctor_reports_a_hook_modified_after_it_was_trusted_and_setup_trusts_it_again(
     home: CodexHome,
 ) -> None:
-    setup(home)
+    url = unused_port_url()
+    setup_codex(home, url)
     document = json.loads(home.hooks.read_text(encoding="utf-8"))
     handler = document["hooks"]["UserPromptSubmit"][0]["hooks"][0]
     handler["command"] += " --max-bytes 4000"
     home.hooks.write_text(json.dumps(document), encoding="utf-8")
 
     assert hooks_run(run_exec(home, PROMPT).stderr) == ["Stop"]
-    lines = [check for check in codex.doctor_checks(home.env(), home.workspace) if not check.ok]
-    assert len(lines) == 1 and lines[0].detail.startswith("userPromptSubmit: modified since it was trusted")
-    assert "/hooks" in lines[0].detail
+    [failed] = [line for line in doctor_trust_lines(home) if line.startswith("FAIL")]
+    assert failed.startswith("FAIL  trust: userPromptSubmit: modified since it was trusted")
+    assert "/hooks" in failed
 
-    again = setup(home)
-    assert again.trust.ok, again.trust.message
+    setup_codex(home, url)
     assert hooks_run(run_exec(home, PROMPT).stderr) == ["UserPromptSubmit", "Stop"]
-    assert all(check.ok for check in codex.doctor_checks(home.env(), home.workspace))
+    assert all(line.startswith("ok") for line in doctor_trust_lines(home))
 
 
 def test_setup_trusts_only_its_own_hooks(home: CodexHome, tmp_path: Path) -> None:
@@ -96,16 +103,20 @@ def test_setup_trusts_only_its_own_hooks(home: CodexHome, tmp_path: Path) -> Non
     user_hook = {"type": "command", "command": f"touch {marker}"}
     home.hooks.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [user_hook]}]}}), encoding="utf-8")
 
-    assert setup(home).trust.ok
+    setup_codex(home, unused_port_url())
+
     assert hooks_run(run_exec(home, PROMPT).stderr) == ["UserPromptSubmit", "Stop"]
     assert not marker.exists()  # the user's own hook is still theirs to trust
 
 
 def test_without_codex_on_path_setup_writes_the_hooks_and_says_exactly_what_to_do(home: CodexHome) -> None:
-    result = setup(home, PATH="/usr/bin:/bin")
+    env = home.env(PATH=str(Path(sys.executable).parent) + ":/usr/bin:/bin")
+    result = powercontext(home, "setup", "codex", "--url", unused_port_url(), env=env)
 
-    assert not result.trust.ok and result.trust.outcome == "codex-not-found"
-    assert "type /hooks and trust the PowerContext hooks" in result.trust.message
-    assert any(line.startswith("NOT DONE: ") and "/hooks" in line for line in result.lines)
+    assert result.returncode == 1
+    assert (
+        "NOT DONE: the codex command was not found on PATH: start `codex` in this workspace, type /hooks"
+        in result.stdout
+    )
     assert "powercontext_host codex prompt" in home.hooks.read_text(encoding="utf-8")
     assert hooks_run(run_exec(home, PROMPT).stderr) == []  # written, not trusted: Codex skips them

@@ -1,4 +1,5 @@
-"""The Codex parts of `powercontext setup codex` and `powercontext doctor codex`.
+"""Codex: the hook adapter (what a `UserPromptSubmit` answer looks like, where a completed turn is
+read from) and the Codex parts of `powercontext setup codex` and `powercontext doctor codex`.
 
 Setup writes the PowerContext hooks into `$CODEX_HOME/hooks.json` (default ~/.codex), registers the
 MCP server as `[mcp_servers.powercontext]` in `$CODEX_HOME/config.toml`, then has Codex trust the
@@ -9,33 +10,38 @@ second time. Doctor says whether the hooks are installed and whether Codex will 
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shlex
 import shutil
-import tempfile
-from collections.abc import Mapping, Sequence
+import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
-from . import codex_files, codex_trust
+from . import claude_code, codex_files, codex_trust, codex_turn
+from .files import write_atomically
+from .hook import HostAdapter
+from .settings import DEFAULT_TOKEN_ENV, HookSettings, parse
 
 HOOKS_FILE = "hooks.json"
 CONFIG_FILE = "config.toml"
-# Codex's own limit on a hook run, a backstop: the hook stops itself at its configured deadline.
-HOOK_TIMEOUT_SECONDS = 30
 UNDO_COMMAND = "powercontext setup codex --remove"
-DEFAULT_TOKEN_ENV = "POWERCONTEXT_TOKEN"
+
+
+# Codex reads the same UserPromptSubmit answer as Claude Code and adds `additionalContext` to the
+# model request unchanged, as a developer message after the prompt (docs/codex.md).
+ADAPTER = HostAdapter("Codex", claude_code.context_output, codex_turn.completed_turn)
 
 
 @dataclass(frozen=True)
 class Check:
     """One doctor line: `ok` or not, and what it found."""
 
-    name: str
     ok: bool
-    detail: str
+    line: str
 
 
 @dataclass(frozen=True)
@@ -80,19 +86,23 @@ def codex_command(env: Mapping[str, str]) -> list[str] | None:
     return [found] if found else None
 
 
-def hook_commands(python: str, hook_options: Sequence[str], capture: bool) -> dict[str, str]:
-    """The shell command of each hook: `<python> -m powercontext_host codex <event> <options>`."""
-    commands = {"prompt": shlex.join([python, "-m", "powercontext_host", "codex", "prompt", *hook_options])}
-    if capture:
-        commands["stop"] = shlex.join([python, "-m", "powercontext_host", "codex", "stop", *hook_options])
-    return commands
+def hook_commands(python: str, settings: HookSettings) -> dict[str, str]:
+    """The command of each hook, `<python> -m powercontext_host codex <event> <flags>`; no Stop
+    hook when capture is off."""
+    events = ("prompt", "stop") if settings.capture else ("prompt",)
+    return {
+        event: shlex.join([python, "-m", "powercontext_host", "codex", event, *settings.flags()])
+        for event in events
+    }
 
 
-def planned_files(home: Path, commands: Mapping[str, str], mcp: McpServer | None) -> dict[Path, str | None]:
-    """The new text of each file setup changes (None: remove the file), checked before any write."""
+def planned_files(
+    home: Path, commands: Mapping[str, str], timeout: int, mcp: McpServer | None
+) -> dict[Path, str | None]:
+    """The new text of each file setup changes, checked before any write. `timeout` is Codex's own
+    limit on a hook run, a backstop: the hook keeps its own deadline."""
     handlers = {
-        event: codex_files.hook_handler(event, command, HOOK_TIMEOUT_SECONDS)
-        for event, command in commands.items()
+        event: codex_files.hook_handler(event, command, timeout) for event, command in commands.items()
     }
     hooks_path, config_path = home / HOOKS_FILE, home / CONFIG_FILE
     hooks = codex_files.merge_hooks(_read_json(hooks_path), handlers)
@@ -105,14 +115,13 @@ def setup(
     env: Mapping[str, str],
     cwd: Path,
     python: str,
-    hook_options: Sequence[str],
-    capture: bool = True,
+    settings: HookSettings,
     mcp: McpServer | None = None,
 ) -> SetupResult:
     """Install (or update) the hooks and the MCP server, then have Codex trust the hooks."""
     home = codex_home(env)
-    commands = hook_commands(python, hook_options, capture)
-    changed = _write_changed(planned_files(home, commands, mcp))
+    commands = hook_commands(python, settings)
+    changed = _write_changed(planned_files(home, commands, int(settings.timeout) + 5, mcp))
     trust = codex_trust.trust_hooks(
         codex_command(env),
         env,
@@ -124,11 +133,12 @@ def setup(
         "Codex settings already up to date"
     ]
     lines.append(("" if trust.ok else "NOT DONE: ") + trust.message)
-    lines.append(f"to undo: {UNDO_COMMAND}")
+    lines.append(f"tokens are read from ${settings.token_env} when a hook runs; none is written to a file")
+    lines.append(f"undo: {UNDO_COMMAND}")
     return SetupResult(tuple(changed), trust, tuple(lines))
 
 
-def undo(env: Mapping[str, str]) -> list[str]:
+def remove(env: Mapping[str, str]) -> list[str]:
     """Remove the PowerContext hooks and MCP server from Codex's settings; say what changed."""
     home = codex_home(env)
     hooks_path, config_path = home / HOOKS_FILE, home / CONFIG_FILE
@@ -142,43 +152,81 @@ def undo(env: Mapping[str, str]) -> list[str]:
     return [f"{'updated' if path.exists() else 'removed'} {path}" for path in changed] or ["nothing to undo"]
 
 
+def run_setup(
+    settings: HookSettings, remove_only: bool, with_mcp: bool, env: Mapping[str, str], out: TextIO
+) -> int:
+    """`powercontext setup codex [--remove]`: print what changed; exit 1 when Codex will not run the
+    hooks (the last line says what to do)."""
+    if remove_only:
+        for line in remove(env):
+            print(line, file=out)
+        return 0
+    python = sys.executable
+    mcp = mcp_server(python, settings.url, settings.token_env) if with_mcp else None
+    try:
+        result = setup(env, Path.cwd(), python, settings, mcp)
+    except codex_files.SettingsConflict as exc:
+        print(f"powercontext: nothing changed: {exc}", file=sys.stderr)
+        return 2
+    lines = list(result.lines)
+    if not with_mcp:
+        lines.insert(
+            -3, "MCP server not registered: the MCP SDK is not installed here (pip install './client[mcp]')"
+        )
+    for line in lines:
+        print(line, file=out)
+    return 0 if result.trust.ok else 1
+
+
 def installed_commands(home: Path) -> dict[str, str]:
     """The PowerContext hook commands hooks.json holds now, by event (prompt/stop)."""
     return codex_files.own_commands(_read_json(home / HOOKS_FILE))
 
 
-def doctor_checks(env: Mapping[str, str], cwd: Path) -> list[Check]:
-    """Is the prompt hook installed, and will Codex run each PowerContext hook (is it trusted)?"""
-    home = codex_home(env)
+def doctor_checks(env: Mapping[str, str], cwd: Path) -> tuple[list[Check], str | None]:
+    """Is the prompt hook installed, and will Codex run each PowerContext hook (is it trusted)?
+    Also the installed prompt hook's command, whose flags the other checks use."""
+    home, path = codex_home(env), codex_home(env) / HOOKS_FILE
     try:
         commands = installed_commands(home)
     except codex_files.SettingsConflict as exc:
-        return [Check("hooks installed", False, str(exc))]
-    if "prompt" not in commands:
+        return [Check(False, f"hooks: {exc}")], None
+    prompt = commands.get("prompt")
+    if prompt is None:
         return [
             Check(
-                "hooks installed",
                 False,
-                f"no PowerContext hook in {home / HOOKS_FILE}: run `powercontext setup codex`",
+                f"hooks: no PowerContext UserPromptSubmit hook in {path}; run `powercontext setup codex`",
             )
-        ]
+        ], None
+    python = shlex.split(prompt)[0]
+    events = ", ".join(codex_files.HOOK_EVENTS[event] for event in commands)
+    installed = f"hooks: installed in {path} ({events}; capture {'on' if 'stop' in commands else 'off'})"
     checks = [
         Check(
-            "hooks installed",
-            True,
-            ", ".join(f"{codex_files.HOOK_EVENTS[e]}" for e in commands) + f" in {home / HOOKS_FILE}",
+            Path(python).exists(),
+            installed + ("" if Path(python).exists() else f"; but {python} is gone: run setup again"),
         )
     ]
     try:
-        states = codex_trust.read_states(
-            codex_command(env), env, cwd, home / HOOKS_FILE, list(commands.values())
+        states, problems = codex_trust.read_states(
+            codex_command(env), env, cwd, path, list(commands.values())
         )
     except codex_trust.AppServerError as exc:
-        return [
-            *checks,
-            Check("hooks trusted", False, f"cannot ask Codex ({exc}): {codex_trust.MANUAL_STEP}"),
-        ]
-    return [*checks, *(Check("hook trusted", state.runs, codex_trust.describe(state)) for state in states)]
+        return [*checks, Check(False, f"trust: cannot ask Codex ({exc}); {codex_trust.MANUAL_STEP}")], prompt
+    trust = [Check(state.runs, f"trust: {codex_trust.describe(state)}") for state in states]
+    return [*checks, *trust, *(Check(False, f"hooks: Codex says: {problem}") for problem in problems)], prompt
+
+
+def doctor_hooks(
+    args: argparse.Namespace, environ: Mapping[str, str], report: Callable[[bool, str], None]
+) -> HookSettings | None:
+    """`powercontext doctor codex`'s own lines (hooks installed, trusted); the installed hook's
+    settings for the checks every host shares, or None when there is no hook to check."""
+    checks, prompt = doctor_checks(environ, Path(args.cwd).resolve())
+    for check in checks:
+        report(check.ok, check.line)
+    return None if prompt is None else parse(shlex.split(prompt)[5:])
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -197,8 +245,10 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 
 def _read_text(path: Path) -> str:
+    """The file's text with its line ends as they are (CR LF stays CR LF), or "" when missing."""
     try:
-        return path.read_text(encoding="utf-8")
+        with path.open(encoding="utf-8", newline="") as file:
+            return file.read()
     except FileNotFoundError:
         return ""
 
@@ -217,24 +267,6 @@ def _write_changed(planned: Mapping[Path, str | None]) -> list[Path]:
         if text is None:
             path.unlink()
         else:
-            _write_atomic(path, text)
+            write_atomically(path, text)
         changed.append(path)
     return changed
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temporary file in the same directory and os.replace: a
-    failure leaves the old file; the old file's permissions are kept."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as file:
-            file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise

@@ -138,17 +138,19 @@ def set_mcp_server(text: str, table: Mapping[str, Any] | None) -> str:
             "config.toml defines mcp_servers.powercontext other than as a [mcp_servers.powercontext] "
             "table: edit or remove it by hand, then run setup again"
         )
-    block = [] if table is None else _render_table(table)
+    eol = "\r\n" if "\r\n" in text else "\n"  # the file's own line ends
+    block = [] if table is None else _render_table(table, eol)
     if span is None:
         if table is None:
             return text
-        prefix = "" if not text or text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
+        ended = text.endswith("\n")
+        prefix = "" if not text or text.endswith(eol + eol) else (eol if ended else eol + eol)
         updated = text + prefix + "".join(block)
     else:
         start, end = span
         head, tail = lines[:start], lines[end:]
         if block and tail and tail[0].strip():
-            block.append("\n")
+            block.append(eol)
         if not block and head and not head[-1].strip() and (not tail or not tail[0].strip()):
             head.pop()  # the blank line that set the removed table apart
         updated = "".join(head + block + tail)
@@ -194,15 +196,15 @@ def _header_path(header: str) -> list[str]:
     return parts
 
 
-def _render_table(table: Mapping[str, Any]) -> list[str]:
-    lines = [f"[mcp_servers.{MCP_NAME}]\n"]
+def _render_table(table: Mapping[str, Any], eol: str) -> list[str]:
+    lines = [f"[mcp_servers.{MCP_NAME}]{eol}"]
     for key, value in table.items():
         rendered = (
             "[" + ", ".join(_toml_string(item) for item in value) + "]"
             if isinstance(value, list)
             else _toml_string(value)
         )
-        lines.append(f"{key} = {rendered}\n")
+        lines.append(f"{key} = {rendered}{eol}")
     return lines
 
 

@@ -150,11 +150,26 @@ class AppServer:
         self._lines.put(None)
 
 
-def list_hooks(server: AppServer, cwd: Path) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class Listing:
+    """What `hooks/list` answered: every hook Codex sees, and what it could not load (a hooks file
+    it failed to parse is skipped whole, with only a warning)."""
+
+    hooks: tuple[dict[str, Any], ...]
+    problems: tuple[str, ...]
+
+
+def list_hooks(server: AppServer, cwd: Path) -> Listing:
     """Every hook Codex sees from `cwd` (user, project, managed…), as `hooks/list` describes it."""
     result = server.call("hooks/list", {"cwds": [str(cwd)]})
-    entries = result.get("data", []) if isinstance(result, dict) else []
-    return [hook for entry in entries for hook in entry.get("hooks", []) if isinstance(hook, dict)]
+    entries = [e for e in result.get("data", []) if isinstance(e, dict)] if isinstance(result, dict) else []
+    hooks = tuple(hook for entry in entries for hook in entry.get("hooks", []) if isinstance(hook, dict))
+    problems = tuple(
+        str(problem.get("message", problem) if isinstance(problem, dict) else problem)
+        for entry in entries
+        for problem in [*entry.get("warnings", []), *entry.get("errors", [])]
+    )
+    return Listing(hooks, problems)
 
 
 def states_of(
@@ -212,13 +227,15 @@ def trust_hooks(
         )
     try:
         with open_server(codex, env, cwd) as server:
-            before = states_of(list_hooks(server, cwd), hooks_file, commands)
+            listing = list_hooks(server, cwd)
+            before = states_of(listing.hooks, hooks_file, commands)
             if any(state.status == MISSING for state in before):
+                said = "".join(f" (Codex says: {problem})" for problem in listing.problems)
                 return TrustResult(
                     False,
                     "not-listed",
                     before,
-                    f"Codex does not list the hooks in {hooks_file}: {MANUAL_STEP}",
+                    f"Codex does not list the hooks in {hooks_file}{said}: fix that, then {MANUAL_STEP}",
                 )
             edits = trust_edits(before)
             if not edits:
@@ -226,7 +243,7 @@ def trust_hooks(
                     True, "already-trusted", before, "Codex already trusts the PowerContext hooks"
                 )
             server.call("config/batchWrite", {"edits": edits, "reloadUserConfig": True})
-            after = states_of(list_hooks(server, cwd), hooks_file, commands)
+            after = states_of(list_hooks(server, cwd).hooks, hooks_file, commands)
     except AppServerError as exc:
         return TrustResult(False, "app-server-failed", (), f"{exc}: {MANUAL_STEP}")
     if not all(state.runs for state in after):
@@ -248,12 +265,14 @@ def read_states(
     hooks_file: Path,
     commands: Sequence[str],
     open_server: Callable[[Sequence[str], Mapping[str, str], Path], AppServer] = AppServer,
-) -> tuple[HookState, ...]:
-    """How Codex sees each PowerContext hook now (for doctor); raises AppServerError."""
+) -> tuple[tuple[HookState, ...], tuple[str, ...]]:
+    """How Codex sees each PowerContext hook now, and what it could not load (for doctor); raises
+    AppServerError."""
     if not codex:
         raise AppServerError("the codex command was not found on PATH")
     with open_server(codex, env, cwd) as server:
-        return states_of(list_hooks(server, cwd), hooks_file, commands)
+        listing = list_hooks(server, cwd)
+    return states_of(listing.hooks, hooks_file, commands), listing.problems
 
 
 def describe(state: HookState) -> str:

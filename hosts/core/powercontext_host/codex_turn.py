@@ -10,20 +10,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .hook import Turn
 
 MAX_LINE_BYTES = 4 << 20  # a rollout line longer than this is not a user message worth reading
 
 
-@dataclass(frozen=True)
-class CompletedTurn:
-    prompt: str
-    reply: str
-
-
-def completed_turn(hook_input: Mapping[str, Any]) -> CompletedTurn | None:
+def completed_turn(hook_input: Mapping[str, Any]) -> Turn | None:
     """The turn the Stop hook input describes, or None when either side is missing or blank."""
     reply = hook_input.get("last_assistant_message")
     transcript = hook_input.get("transcript_path")
@@ -35,7 +30,7 @@ def completed_turn(hook_input: Mapping[str, Any]) -> CompletedTurn | None:
     prompt = user_prompt(Path(transcript), turn_id)
     if prompt is None or not prompt.strip():
         return None
-    return CompletedTurn(prompt, reply)
+    return Turn(prompt, reply)
 
 
 def user_prompt(transcript: Path, turn_id: str) -> str | None:

@@ -47,9 +47,9 @@ class HostAdapter:
 
 
 def adapters() -> dict[str, HostAdapter]:
-    from . import claude_code
+    from . import claude_code, codex
 
-    return {"claude-code": claude_code.ADAPTER}
+    return {"claude-code": claude_code.ADAPTER, "codex": codex.ADAPTER}
 
 
 def main(
