@@ -2,7 +2,7 @@
 # BENCH_DATABASES picks backends; OceanBase runs once BENCH_OCEANBASE_URL is set (URL with {n}).
 BENCH_DATABASES ?= sqlite,oceanbase
 
-.PHONY: bench bench-quick bench-smoke bench-profile bench-readme bench-tools bench-hostile bench-ingest bench-memory
+.PHONY: bench-hooks bench bench-quick bench-smoke bench-profile bench-readme bench-tools bench-hostile bench-ingest bench-memory
 
 bench-tools:  ## Install Debian's wrk (the load generator) with apt-get when it is missing, saying so.
 	@command -v wrk >/dev/null 2>&1 || { \
@@ -35,3 +35,7 @@ bench-ingest: $(STAMP)  ## Entries/s over HTTP: batch remember against one per r
 
 bench-memory: $(STAMP)  ## RSS per 40 s window of constant load (allocator variants), then latency: ~12 min.
 	$(BIN)/python -m bench.memory $(BENCH_MEMORY_ARGS)
+
+bench-hooks: $(STAMP)  ## Time the Claude Code hook commands per prompt (10k entries); docs/claude-code.md's table.
+	$(BIN)/python -m bench.hooks
+	$(BIN)/python -m bench.render

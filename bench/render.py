@@ -32,6 +32,10 @@ TARGET_FILES = (REPO / "README.md", REPO / "docs" / "benchmarks.md")
 METRICS_BEGIN = "<!-- bench:metrics-cost -->"
 METRICS_END = "<!-- bench:metrics-cost:end -->"
 METRICS_FILES = (REPO / "docs" / "observability.md",)
+HOOKS_RESULTS = Path(__file__).resolve().parent / "results" / "hooks.json"
+HOOKS_BEGIN = "<!-- bench:hooks -->"
+HOOKS_END = "<!-- bench:hooks:end -->"
+HOOKS_FILES = (REPO / "docs" / "claude-code.md",)
 
 Getter = Callable[[dict[str, Any]], Any]
 
@@ -308,6 +312,28 @@ def metrics_cost(results: dict[str, Any]) -> str:
     )
 
 
+def hooks_table(hooks: dict[str, Any]) -> str:
+    """The hook cost table of docs/claude-code.md, from bench/results/hooks.json (`make bench-hooks`)."""
+    f = hooks["figures"]
+    rows = [
+        ("prompt hook: start, one prepare, answer, exit", "prompt", "≤ 150"),
+        ("stop hook: start, read the transcript, hand off, exit", "stop", "≤ 50"),
+        ("baseline: the interpreter starting and exiting", "interpreter", ""),
+        ("baseline: the prepare alone on a warm connection", "prepare_http", ""),
+    ]
+    lines = [
+        f"Measured by `make bench-hooks` on {hooks['generated_at']} ({hooks['cpu']}), "
+        f"{hooks['runs']} runs against a warm server holding {hooks['entries']:,} Memory entries:",
+        "",
+        "| what | p50 ms | p95 ms | target p50 ms |",
+        "| --- | --- | --- | --- |",
+    ]
+    lines += [
+        f"| {label} | {f[key]['p50_ms']} | {f[key]['p95_ms']} | {target} |" for label, key, target in rows
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def console_table(results: dict[str, Any]) -> str:
     return block(results)
 
@@ -327,6 +353,9 @@ def rewrites(results: dict[str, Any]) -> dict[Path, str]:
     jobs = [(p, block(results), BEGIN, END) for p in TARGET_FILES]
     if "metrics_us" in results:
         jobs += [(p, metrics_cost(results), METRICS_BEGIN, METRICS_END) for p in METRICS_FILES]
+    if HOOKS_RESULTS.exists():
+        hooks = hooks_table(json.loads(HOOKS_RESULTS.read_text()))
+        jobs += [(p, hooks, HOOKS_BEGIN, HOOKS_END) for p in HOOKS_FILES]
     for path, text, begin, end in jobs:
         if path.exists() and (content := rendered(path, text, begin, end)) is not None:
             out[path] = content

@@ -1,5 +1,5 @@
-"""Figures the docs quote from `make bench` are rendered from bench/results/latest.json, never typed
-by hand: rendering the committed results again leaves every marked block as it is."""
+"""Figures the docs quote from `make bench` and `make bench-hooks` are rendered from bench/results/,
+never typed by hand: rendering the committed results again leaves every marked block as it is."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ def test_every_marked_block_matches_the_latest_bench_results() -> None:
         "README.md",
         "docs/benchmarks.md",
         "docs/observability.md",
+        "docs/claude-code.md",
     }
     stale = [p.name for p, content in files.items() if p.read_text() != content]
     assert stale == [], "run `make bench-readme` (python -m bench.render) and commit"

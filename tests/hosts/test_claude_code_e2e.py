@@ -43,10 +43,10 @@ MEMORY_8 = {"sections": [{"family": "memory", "limit": 8}]}  # the hooks' defaul
 SESSION_TIMEOUT = 90
 
 
-@pytest.fixture
-def backend() -> str:
-    """The hooks speak HTTP only: one backend is enough here (tests/api holds both to one contract)."""
-    return "sqlite"
+@pytest.fixture(scope="module")
+def live_server(sqlite_server: str) -> str:
+    """One SQLite server for the module (tests/hosts/conftest.py says why)."""
+    return sqlite_server
 
 
 @pytest.fixture(autouse=True)
@@ -347,6 +347,12 @@ def test_setup_twice_leaves_one_hook_each_and_keeps_unrelated_settings(
 
     workspace.powercontext("setup", "claude-code", "--remove")
     assert json.loads(workspace.settings.read_text()) == user_settings
+
+
+def test_setup_refuses_a_budget_claude_code_would_cut_and_changes_nothing(workspace: Workspace) -> None:
+    refused = workspace.powercontext("setup", "claude-code", "--max-bytes", "16000", check=False)
+    assert refused.returncode == 2 and "--max-bytes is at most 10000 for Claude Code" in refused.stderr
+    assert not workspace.settings.exists()
 
 
 def test_doctor_fails_with_a_clear_line_when_the_server_is_down(

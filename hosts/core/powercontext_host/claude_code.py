@@ -21,6 +21,9 @@ from .hook import HostAdapter, Turn
 SETTINGS_ENV = "CLAUDE_CONFIG_DIR"
 EVENTS = {"prompt": "UserPromptSubmit", "stop": "Stop"}
 MCP_NAME = "powercontext"
+# Claude Code 2.1.328 passes additional context of 10,241 characters whole, but replaced 12,000 with
+# a 2 KB preview and a file path: a larger budget would lose the text, so setup refuses it.
+MAX_CONTEXT_BYTES = 10_000
 _TAIL_START = 256 * 1024  # transcripts grow to megabytes: read the end first
 
 

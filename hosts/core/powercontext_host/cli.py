@@ -95,6 +95,11 @@ def _setup(args: argparse.Namespace, environ: Mapping[str, str], out: TextIO) ->
         print(claude_code.unregister_mcp(environ), file=out)
         return EXIT_OK
     settings = from_arguments(args)
+    if settings.max_bytes > claude_code.MAX_CONTEXT_BYTES:
+        raise SetupError(
+            f"--max-bytes is at most {claude_code.MAX_CONTEXT_BYTES} for Claude Code, which replaces longer "
+            "additional context with a short preview"
+        )
     python = sys.executable
     commands = {claude_code.EVENTS["prompt"]: hook_command(python, args.host, "prompt", settings)}
     if settings.capture:

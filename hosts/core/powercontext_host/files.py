@@ -10,24 +10,13 @@ import contextlib
 import fcntl
 import os
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 
 
-def config_dir(environ: Mapping[str, str]) -> Path:
-    """`$XDG_CONFIG_HOME/powercontext`, by default `~/.config/powercontext`."""
-    base = environ.get("XDG_CONFIG_HOME") or str(Path(environ.get("HOME") or Path.home()) / ".config")
-    return Path(base) / "powercontext"
-
-
-def state_dir(environ: Mapping[str, str]) -> Path:
-    """`$XDG_STATE_HOME/powercontext`, by default `~/.local/state/powercontext`."""
-    base = environ.get("XDG_STATE_HOME") or str(Path(environ.get("HOME") or Path.home()) / ".local" / "state")
-    return Path(base) / "powercontext"
-
-
-def write_atomically(path: Path, text: str, mode: int | None = None) -> None:
-    """Replace `path` with `text` in one step; on any failure the old file is untouched."""
+def write_atomically(path: Path, text: str, mode: int | None = None, durable: bool = True) -> None:
+    """Replace `path` with `text` in one step; on any failure the old file is untouched. State that
+    only saves work (`durable=False`: counters, fingerprints) skips the fsync a hook cannot afford."""
     path.parent.mkdir(parents=True, exist_ok=True)
     if mode is None:
         mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
@@ -36,7 +25,8 @@ def write_atomically(path: Path, text: str, mode: int | None = None) -> None:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             out.write(text)
             out.flush()
-            os.fsync(out.fileno())
+            if durable:
+                os.fsync(out.fileno())
         os.chmod(temporary, mode)
         os.replace(temporary, path)
     except BaseException:

@@ -15,29 +15,26 @@ import os
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
 from . import scope
-from .entries import KIND, clean, entry_texts, fingerprint, turn_body
 from .prepared import PrepareFailure, fetch_prepared, request_body
-from .remember import Destination, MemoryWriter, WriteFailure
 from .settings import DEFAULT_CAPTURE_TIMEOUT, EVENTS, HookSettings, SettingsError, parse
 from .state import HostState
+
+if TYPE_CHECKING:
+    from .remember import Destination
 
 MAX_EVENT_BYTES = 8 << 20  # a hook's stdin: the host's event JSON (the prompt is at most this)
 CAPTURE_ENV = "POWERCONTEXT_CAPTURE"  # "off" turns capture off without touching the settings
 
 
-@dataclass(frozen=True)
-class Turn:
+class Turn(NamedTuple):
     user: str
     assistant: str
 
 
-@dataclass(frozen=True)
-class HostAdapter:
+class HostAdapter(NamedTuple):
     """What differs between hosts: the name in captured entries, how the prompt-submit answer looks,
     and where a completed turn is read from."""
 
@@ -147,6 +144,12 @@ def _stop(
 ) -> None:
     if not settings.capture or environ.get(CAPTURE_ENV, "").strip().lower() == "off":
         return
+    # Capture's modules load here only: the prompt hook, on every prompt, never needs them.
+    from datetime import UTC, datetime
+
+    from .entries import clean, entry_texts, fingerprint, turn_body
+    from .remember import Destination
+
     choice = scope.choose(str(payload.get("cwd") or ""), environ)
     if choice.scope_id is None:
         say(f"capture skipped: no-scope ({scope.HOW_TO_BIND})")
@@ -179,6 +182,9 @@ def _send_in_background(destination: Destination, texts: list[str], mark: str, s
     """Hand the write to a detached child so the host never waits for the server. The child keeps
     none of the host's pipes open (the host waits for those to close), tries once within
     DEFAULT_CAPTURE_TIMEOUT and counts what happened; the parent returns at once."""
+    from .entries import KIND
+    from .remember import MemoryWriter, WriteFailure
+
     sys.stdout.flush()
     sys.stderr.flush()
     if os.fork() != 0:

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from ._contract import MAX_SCOPE_ID_CHARS
-from .files import config_dir, locked, write_atomically
+from .paths import config_dir
 
 SCOPE_ENV = "POWERCONTEXT_SCOPE"
 BINDINGS_FILE = "bindings.json"
@@ -29,8 +29,7 @@ class ScopeError(ValueError):
     """A Scope id that the contract would refuse; the message does not repeat it."""
 
 
-@dataclass(frozen=True)
-class ScopeChoice:
+class ScopeChoice(NamedTuple):
     scope_id: str | None
     source: str  # "environment", "binding of DIR", or "none"
 
@@ -78,6 +77,8 @@ def choose(cwd: str, environ: Mapping[str, str]) -> ScopeChoice:
 
 def bind(workspace: Path, scope_id: str | None, environ: Mapping[str, str]) -> Path:
     """Bind `workspace` to `scope_id` (None removes its binding); returns the bindings file."""
+    from .files import locked, write_atomically  # only `bind` writes; hooks only read
+
     path = bindings_path(environ)
     key = str(workspace.resolve())
     with locked(path.with_name(BINDINGS_FILE + ".lock")):

@@ -11,7 +11,7 @@ import json
 import math
 import urllib.parse
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ._contract import DEFAULT_MAX_BYTES, MAX_MAX_BYTES, MIN_MAX_BYTES
 
@@ -31,8 +31,7 @@ class SettingsError(ValueError):
     """A flag is invalid; the message names it, never a secret."""
 
 
-@dataclass(frozen=True)
-class HookSettings:
+class HookSettings(NamedTuple):
     url: str = DEFAULT_URL
     token_env: str = DEFAULT_TOKEN_ENV
     max_bytes: int = DEFAULT_MAX_BYTES

@@ -13,7 +13,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from .files import locked, state_dir, write_atomically
+from .paths import state_dir
 
 MAX_SEEN = 1024  # the most recent turn fingerprints kept per host; an older repeat is stored again
 MAX_LOG_BYTES = 256 * 1024  # the log starts over beyond this
@@ -30,27 +30,35 @@ class HostState:
 
     def remember_turn(self, fingerprint: str) -> bool:
         """Record `fingerprint`; False when it was already there (a repeat)."""
+        from .files import locked, write_atomically
+
         with locked(self._lock):
             seen = _read_list(self._seen)
             if fingerprint in seen:
                 return False
             seen = [*seen, fingerprint][-MAX_SEEN:]
-            write_atomically(self._seen, json.dumps(seen) + "\n")
+            write_atomically(self._seen, json.dumps(seen) + "\n", durable=False)
             return True
 
     def forget_turn(self, fingerprint: str) -> None:
         """A turn that was never stored: a later repeat may be."""
+        from .files import locked, write_atomically
+
         with locked(self._lock):
             seen = _read_list(self._seen)
             if fingerprint in seen:
-                write_atomically(self._seen, json.dumps([f for f in seen if f != fingerprint]) + "\n")
+                write_atomically(
+                    self._seen, json.dumps([f for f in seen if f != fingerprint]) + "\n", durable=False
+                )
 
     def count(self, **deltas: int) -> None:
+        from .files import locked, write_atomically  # the prompt hook only logs: it never loads these
+
         with locked(self._lock):
             counters = self.counters()
             for name, delta in deltas.items():
                 counters[name] = counters.get(name, 0) + delta
-            write_atomically(self._counters, json.dumps(counters, indent=2) + "\n")
+            write_atomically(self._counters, json.dumps(counters, indent=2) + "\n", durable=False)
 
     def counters(self) -> dict[str, int]:
         try:

@@ -14,13 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from ._core._contract import DEFAULT_MAX_BYTES, MAX_MAX_BYTES, MIN_MAX_BYTES
+from ._core._contract import MAX_SCOPE_ID_CHARS as MAX_SCOPE_CHARS
+
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
 DEFAULT_SCOPE = "project:{cwd_name}"
-DEFAULT_MAX_BYTES = 8000
-MIN_MAX_BYTES = 512
-MAX_MAX_BYTES = 32768
 MAX_TIMEOUT = 2.0
-MAX_SCOPE_CHARS = 256
 
 ENV_CONFIG_FILE = "POWERCONTEXT_HERMES_CONFIG"
 # setting name -> (environment variable, key in the JSON config file)
@@ -134,7 +133,9 @@ def _scope(value: object, cwd: Path) -> str:
         raise ConfigError("POWERCONTEXT_HERMES_SCOPE must be a string")
     scope_id = template.replace("{cwd_name}", cwd.name)
     if not scope_id.strip() or len(scope_id) > MAX_SCOPE_CHARS:
-        raise ConfigError("POWERCONTEXT_HERMES_SCOPE must give a non-blank Scope id of at most 256 chars")
+        raise ConfigError(
+            f"POWERCONTEXT_HERMES_SCOPE must give a non-blank Scope id of at most {MAX_SCOPE_CHARS} chars"
+        )
     return scope_id
 
 
@@ -143,7 +144,9 @@ def _max_bytes(value: object) -> int:
         return DEFAULT_MAX_BYTES
     number = _strict_int(value)
     if number is None or not MIN_MAX_BYTES <= number <= MAX_MAX_BYTES:
-        raise ConfigError("POWERCONTEXT_HERMES_MAX_BYTES must be an integer from 512 through 32768")
+        raise ConfigError(
+            f"POWERCONTEXT_HERMES_MAX_BYTES must be an integer from {MIN_MAX_BYTES} through {MAX_MAX_BYTES}"
+        )
     return number
 
 

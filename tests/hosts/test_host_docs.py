@@ -1,0 +1,69 @@
+"""The host pages' command sessions replay: each `$ powercontext ...` line of a ```` ```console ````
+block right after `<!-- host-docs-test -->` runs as a user would run it, in a fresh home directory
+(`~`) and project directory (`~/work/zebra`), against a real server shown as http://127.0.0.1:8000,
+and prints what the page shows (standard output, then standard error)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.hosts.conftest import REPO
+
+PAGES = [REPO / "docs" / "claude-code.md"]
+CLIS = REPO / ".venv" / "host-clis" / "node_modules" / ".bin"
+DOCUMENTED_URL = "http://127.0.0.1:8000"
+_SESSION = re.compile(r"^<!-- host-docs-test -->\n```console\n(.*?)```$", re.MULTILINE | re.DOTALL)
+
+
+@pytest.fixture
+def backend() -> str:
+    """Each page on a private SQLite server (the hosts speak only HTTP)."""
+    return "sqlite"
+
+
+def sessions(page: Path) -> list[list[tuple[str, str]]]:
+    found = []
+    for block in _SESSION.findall(page.read_text(encoding="utf-8")):
+        steps: list[tuple[str, list[str]]] = []
+        for line in block.splitlines():
+            if line.startswith("$ "):
+                steps.append((line[2:], []))
+            else:
+                steps[-1][1].append(line)
+        found.append([(command, "\n".join(out)) for command, out in steps])
+    return found
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_the_page_sessions_replay(page: Path, start_server: Callable[..., Any], tmp_path: Path) -> None:
+    live_server = start_server().base_url
+    blocks = sessions(page)
+    assert blocks, f"{page.name} has no host-docs-test session"
+    home = tmp_path / "home"
+    project = home / "work" / "zebra"
+    project.mkdir(parents=True)
+    env = {key: os.environ[key] for key in ("LANG", "LC_ALL", "TMPDIR") if key in os.environ}
+    env.update(HOME=str(home), POWERCONTEXT_URL=live_server, PATH=f"{CLIS}:{os.environ['PATH']}")
+    for block in blocks:
+        for command, expected in block:
+            words = shlex.split(command)
+            assert words[0] == "powercontext", command
+            ran = subprocess.run(
+                [sys.executable, "-m", "powercontext_client", *words[1:]],
+                cwd=project,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            shown = (ran.stdout + ran.stderr).replace(live_server, DOCUMENTED_URL).replace(str(home), "~")
+            assert shown.rstrip("\n") == expected, f"{page.name}: `{command}` printed:\n{shown}"
