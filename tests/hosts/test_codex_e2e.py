@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.hosts.codex_cli import setup_codex
 from tests.hosts.codex_session import (
     CODEX,
     INSTALL_HINT,
@@ -28,7 +29,6 @@ from tests.hosts.codex_session import (
     request_for,
     run_exec,
 )
-from tests.hosts.codex_setup import setup_codex
 from tests.hosts.fakes import MODEL_ANSWER, RecordingServer, forward_to, responses_reply
 
 PREPARE = "/v1/context/prepare"
@@ -55,6 +55,19 @@ def model() -> Iterator[RecordingServer]:
 @pytest.fixture
 def home(tmp_path: Path, model: RecordingServer) -> CodexHome:
     return make_codex_home(tmp_path, model)
+
+
+@pytest.fixture
+def live_server(sqlite_server: str) -> str:
+    """One real server on SQLite for the module: the hooks speak only HTTP (tests/api covers the
+    backends), so the session-wide one per backend is not needed here."""
+    return sqlite_server
+
+
+@pytest.fixture
+def http(live_server: str) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=live_server, timeout=30.0) as client:
+        yield client
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import LiveServer
+from tests.hosts.codex_cli import powercontext, setup_codex
 from tests.hosts.codex_session import (
     CODEX,
     INSTALL_HINT,
@@ -20,7 +21,6 @@ from tests.hosts.codex_session import (
     request_for,
     run_exec,
 )
-from tests.hosts.codex_setup import powercontext, setup_codex
 from tests.hosts.fakes import (
     RecordingServer,
     error_reply,
@@ -41,6 +41,12 @@ BAD_ANSWER = {
     "content": "Recall: x",
     "content_bytes": 99,
 }
+
+
+@pytest.fixture
+def backend() -> str:
+    """Private servers on SQLite: the hooks speak only HTTP (tests/api covers the backends)."""
+    return "sqlite"
 
 
 @pytest.fixture(autouse=True)

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from hosts.core.powercontext_host import codex
+from hosts.core.powercontext_host import codex_setup
 from hosts.core.powercontext_host.codex_trust import AppServer
 from hosts.core.powercontext_host.settings import HookSettings
 from tests.conftest import LiveServer
@@ -20,6 +20,12 @@ from tests.hosts.codex_session import CODEX, INSTALL_HINT, CodexHome, make_codex
 from tests.hosts.fakes import RecordingServer, responses_reply
 
 TOKEN = "codex-mcp-secret-token"
+
+
+@pytest.fixture
+def backend() -> str:
+    """Private servers on SQLite: the hooks speak only HTTP (tests/api covers the backends)."""
+    return "sqlite"
 
 
 @pytest.fixture(autouse=True)
@@ -48,8 +54,8 @@ def test_codex_starts_the_registered_mcp_server_and_it_carries_the_token(
     token_env: str, start_server: Callable[..., LiveServer], home: CodexHome
 ) -> None:
     server = start_server(POWERCONTEXT_SERVER_AUTH_TOKEN=TOKEN)
-    mcp = codex.mcp_server(sys.executable, server.base_url, token_env)
-    codex.setup(home.env(), home.workspace, sys.executable, HookSettings(url=server.base_url), mcp)
+    mcp = codex_setup.mcp_server(sys.executable, server.base_url, token_env)
+    codex_setup.setup(home.env(), home.workspace, sys.executable, HookSettings(url=server.base_url), mcp)
     assert TOKEN not in home.config.read_text(encoding="utf-8") + home.hooks.read_text(encoding="utf-8")
 
     assert httpx.get(f"{server.base_url}/v1/scopes").status_code == 401  # no token, no answer

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.hosts.codex_cli import powercontext, setup_codex
 from tests.hosts.codex_session import (
     CODEX,
     INSTALL_HINT,
@@ -20,7 +21,6 @@ from tests.hosts.codex_session import (
     model_requests,
     run_exec,
 )
-from tests.hosts.codex_setup import powercontext, setup_codex
 from tests.hosts.fakes import RecordingServer, responses_reply, unused_port_url
 
 URL = unused_port_url()
@@ -62,8 +62,14 @@ def test_setup_twice_leaves_one_hook_per_event_and_the_users_settings_intact(
     after_first = (home.hooks.read_bytes(), home.config.read_bytes())
     second = setup_codex(home, URL)
 
-    assert f"updated {home.hooks}" in first and f"updated {home.config}" in first
-    assert second.splitlines()[0] == "Codex settings already up to date"
+    assert first.splitlines()[:2] == [
+        f"updated: {home.hooks} (UserPromptSubmit, Stop hooks)",
+        f"updated: {home.config} (MCP server `powercontext`)",
+    ]
+    assert second.splitlines()[:2] == [
+        f"unchanged: {home.hooks} (UserPromptSubmit, Stop hooks)",
+        f"unchanged: {home.config} (MCP server `powercontext`)",
+    ]
     assert (home.hooks.read_bytes(), home.config.read_bytes()) == after_first
     assert len(own_handlers(home, "UserPromptSubmit")) == 1 and len(own_handlers(home, "Stop")) == 1
     hooks = json.loads(home.hooks.read_text(encoding="utf-8"))
@@ -97,14 +103,17 @@ def test_remove_takes_out_what_setup_added_and_nothing_else(home: CodexHome) -> 
     removed = powercontext(home, "setup", "codex", "--remove")
 
     assert removed.returncode == 0 and removed.stdout.splitlines() == [
-        f"updated {home.hooks}",
-        f"updated {home.config}",
+        f"removed PowerContext hooks from {home.hooks}",
+        f"MCP server `powercontext` removed from {home.config}",
     ]
     assert json.loads(home.hooks.read_text(encoding="utf-8")) == json.loads(user_hooks)
     config = home.config.read_text(encoding="utf-8")
     assert config.startswith(user_config)
     assert "powercontext" not in tomllib.loads(config).get("mcp_servers", {})
-    assert powercontext(home, "setup", "codex", "--remove").stdout == "nothing to undo\n"
+    assert powercontext(home, "setup", "codex", "--remove").stdout.splitlines() == [
+        f"no PowerContext hooks in {home.hooks}",
+        f"MCP server `powercontext` was not registered in {home.config}",
+    ]
 
 
 def test_a_config_setup_cannot_edit_safely_is_left_untouched(home: CodexHome) -> None:

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from hosts.core.powercontext_host import codex
+from hosts.core.powercontext_host import codex_setup
 from hosts.core.powercontext_host.settings import HookSettings
+from tests.hosts.codex_cli import powercontext, setup_codex
 from tests.hosts.codex_session import CODEX, INSTALL_HINT, CodexHome, make_codex_home, run_exec
-from tests.hosts.codex_setup import powercontext, setup_codex
 from tests.hosts.fakes import RecordingServer, responses_reply, unused_port_url
 
 PROMPT = "Which checks run before a release?"
@@ -67,8 +67,8 @@ def test_plain_exec_after_setup_runs_both_hooks(home: CodexHome) -> None:
 
 
 def test_codex_skips_an_untrusted_hook_without_a_word_and_doctor_says_what_to_do(home: CodexHome) -> None:
-    commands = codex.hook_commands(sys.executable, HookSettings(url=unused_port_url()))
-    for path, text in codex.planned_files(home.codex_home, commands, 7, None).items():
+    commands = codex_setup.hook_commands(sys.executable, HookSettings(url=unused_port_url()))
+    for path, text in codex_setup.planned_files(home.codex_home, commands, 7, None).items():
         assert text is not None
         path.write_text(text, encoding="utf-8")  # installed, never trusted
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import claude_code, codex, scope
+from . import claude_code, codex_setup, scope
 from ._contract import HEALTH_READY_PATH
 from .files import write_atomically
 from .prepared import PrepareFailure, fetch_prepared, request_body
@@ -79,12 +79,7 @@ def hook_command(python: str, host: str, event: str, settings: HookSettings) -> 
 
 def _setup(args: argparse.Namespace, environ: Mapping[str, str], out: TextIO) -> int:
     if args.host == "codex":
-        status = codex.run_setup(from_arguments(args), args.remove, mcp_available(), environ, out)
-        if args.scope is not None and not args.remove:
-            print(
-                f"bound {Path.cwd()} to the Scope in {scope.bind(Path.cwd(), args.scope, environ)}", file=out
-            )
-        return status
+        return codex_setup.run_setup(args, environ, out)
     path = claude_code.settings_path(environ)
     current = _read_json_object(path)
     if args.remove:
@@ -165,7 +160,7 @@ def _doctor(args: argparse.Namespace, environ: Mapping[str, str], out: TextIO) -
         failed |= not ok
         print(f"{'ok  ' if ok else 'FAIL'}  {what}", file=out)
 
-    hooks = codex.doctor_hooks if args.host == "codex" else _claude_code_hooks
+    hooks = codex_setup.doctor_hooks if args.host == "codex" else _claude_code_hooks
     found = hooks(args, environ, report)
     if found is None:
         return EXIT_FAILED
