@@ -61,8 +61,8 @@ def test_plain_exec_after_setup_runs_both_hooks(home: CodexHome) -> None:
     assert "Codex now trusts the 2 PowerContext hooks (as /hooks would)" in printed
     assert hooks_run(run_exec(home, PROMPT).stderr) == ["UserPromptSubmit", "Stop"]
     assert doctor_trust_lines(home) == [
-        "ok    trust: userPromptSubmit: trusted",
-        "ok    trust: stop: trusted",
+        "ok    trust: UserPromptSubmit: trusted",
+        "ok    trust: Stop: trusted",
     ]
 
 
@@ -90,7 +90,7 @@ def test_doctor_reports_a_hook_modified_after_it_was_trusted_and_setup_trusts_it
 
     assert hooks_run(run_exec(home, PROMPT).stderr) == ["Stop"]
     [failed] = [line for line in doctor_trust_lines(home) if line.startswith("FAIL")]
-    assert failed.startswith("FAIL  trust: userPromptSubmit: modified since it was trusted")
+    assert failed.startswith("FAIL  trust: UserPromptSubmit: modified since it was trusted")
     assert "/hooks" in failed
 
     setup_codex(home, url)

@@ -277,11 +277,13 @@ def read_states(
 
 def describe(state: HookState) -> str:
     """One line saying whether Codex will run this hook, and what to do when it will not."""
-    name = state.event or "hook"
+    name = (
+        state.event[:1].upper() + state.event[1:]
+    )  # Codex lists userPromptSubmit; hooks.json says UserPromptSubmit
     if state.runs:
         return f"{name}: {state.status}"
     if state.status == MISSING:
-        return "hook not listed by Codex: rerun `powercontext setup codex`"
+        return f"Codex does not list the hook `{state.command}`: run `powercontext setup codex` again"
     if state.status == "modified":
         return f"{name}: modified since it was trusted, so Codex skips it: {MANUAL_STEP}"
     return f"{name}: {state.status}, so Codex skips it: {MANUAL_STEP}"
