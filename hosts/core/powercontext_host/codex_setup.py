@@ -116,7 +116,9 @@ def setup(
     hooks_path, config_path = home / HOOKS_FILE, home / CONFIG_FILE
     commands = hook_commands(python, settings)
     changed = _write_changed(planned_files(home, commands, int(settings.timeout) + 5, mcp))
-    trust = codex_trust.trust_hooks(codex_command(env), env, cwd, hooks_path, list(commands.values()))
+    trust = codex_trust.trust_hooks(
+        codex_trust.Installed(codex_command(env), env, cwd, hooks_path, tuple(commands.values()))
+    )
     events = ", ".join(codex_files.HOOK_EVENTS[event] for event in commands)
     lines = [f"{_changed(hooks_path, changed)}: {hooks_path} ({events} hooks)"]
     if mcp is not None or config_path in changed:
@@ -219,7 +221,7 @@ def doctor_checks(env: Mapping[str, str], cwd: Path) -> tuple[list[Check], str |
     ]
     try:
         states, problems = codex_trust.read_states(
-            codex_command(env), env, cwd, path, list(commands.values())
+            codex_trust.Installed(codex_command(env), env, cwd, path, tuple(commands.values()))
         )
     except codex_trust.AppServerError as exc:
         return [*checks, Check(False, f"trust: cannot ask Codex ({exc}); {codex_trust.MANUAL_STEP}")], prompt

@@ -16,7 +16,7 @@ import queue
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -212,21 +212,32 @@ def trust_edits(states: Iterable[HookState]) -> list[dict[str, Any]]:
     ]
 
 
-def trust_hooks(
-    codex: Sequence[str] | None,
-    env: Mapping[str, str],
-    cwd: Path,
-    hooks_file: Path,
-    commands: Sequence[str],
-    open_server: Callable[[Sequence[str], Mapping[str, str], Path], AppServer] = AppServer,
-) -> TrustResult:
-    """Leave the hooks running `commands` (installed in `hooks_file`) trusted, through Codex itself."""
+@dataclass(frozen=True)
+class Installed:
+    """PowerContext's hooks as setup installed them: the `codex` command to ask (None: not found),
+    its environment and workspace, the hooks file and the hooks' commands."""
+
+    codex: Sequence[str] | None
+    env: Mapping[str, str]
+    cwd: Path
+    hooks_file: Path
+    commands: tuple[str, ...]
+
+
+def trust_hooks(installed: Installed) -> TrustResult:
+    """Leave the installed hooks trusted, through Codex itself."""
+    codex, cwd, hooks_file, commands = (
+        installed.codex,
+        installed.cwd,
+        installed.hooks_file,
+        installed.commands,
+    )
     if not codex:
         return TrustResult(
             False, "codex-not-found", (), f"the codex command was not found on PATH: {MANUAL_STEP}"
         )
     try:
-        with open_server(codex, env, cwd) as server:
+        with AppServer(codex, installed.env, cwd) as server:
             listing = list_hooks(server, cwd)
             before = states_of(listing.hooks, hooks_file, commands)
             if any(state.status == MISSING for state in before):
@@ -258,21 +269,14 @@ def trust_hooks(
     )
 
 
-def read_states(
-    codex: Sequence[str] | None,
-    env: Mapping[str, str],
-    cwd: Path,
-    hooks_file: Path,
-    commands: Sequence[str],
-    open_server: Callable[[Sequence[str], Mapping[str, str], Path], AppServer] = AppServer,
-) -> tuple[tuple[HookState, ...], tuple[str, ...]]:
-    """How Codex sees each PowerContext hook now, and what it could not load (for doctor); raises
+def read_states(installed: Installed) -> tuple[tuple[HookState, ...], tuple[str, ...]]:
+    """How Codex sees each installed hook now, and what it could not load (for doctor); raises
     AppServerError."""
-    if not codex:
+    if not installed.codex:
         raise AppServerError("the codex command was not found on PATH")
-    with open_server(codex, env, cwd) as server:
-        listing = list_hooks(server, cwd)
-    return states_of(listing.hooks, hooks_file, commands), listing.problems
+    with AppServer(installed.codex, installed.env, installed.cwd) as server:
+        listing = list_hooks(server, installed.cwd)
+    return states_of(listing.hooks, installed.hooks_file, installed.commands), listing.problems
 
 
 def describe(state: HookState) -> str:

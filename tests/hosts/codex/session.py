@@ -1,9 +1,9 @@
-"""Running the real Codex CLI headless in the host tests.
+"""Running the real Codex CLI headless in the host tests, and `powercontext setup|doctor codex`.
 
 `CODEX` is the CLI `make host-clis` installs into the virtualenv (hosts/clis/package-lock.json).
 `CodexHome` is a throwaway HOME and CODEX_HOME whose config.toml points Codex at a fake Responses
-API model on loopback; `run_exec` runs one `codex exec` session in it, and the helpers below read
-what the model server received.
+API model on loopback; `run_exec` runs one `codex exec` session in it, the helpers below read what
+the model server received, and `powercontext` runs the command line as a user would.
 """
 
 from __future__ import annotations
@@ -139,3 +139,31 @@ def occurrences(body: dict[str, Any], text: str) -> int:
     """How many times `text` occurs in the request's message texts and instructions."""
     found = sum(part.count(text) for _, part in input_texts(body))
     return found + str(body.get("instructions") or "").count(text)
+
+
+SETUP_TIMEOUT = 120
+
+
+def powercontext(
+    home: CodexHome, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`powercontext ARGS` (the client's command line) in the workspace, with `home`'s environment
+    plus this test run's import roots, so the hooks it writes run this checkout's host core."""
+    run_env = env or home.env()
+    roots = [run_env["PYTHONPATH"], os.environ.get("PYTHONPATH", "")]
+    run_env = {**run_env, "PYTHONPATH": os.pathsep.join(root for root in roots if root)}
+    return subprocess.run(
+        [sys.executable, "-m", "powercontext_client", *args],
+        cwd=home.workspace,
+        env=run_env,
+        capture_output=True,
+        text=True,
+        timeout=SETUP_TIMEOUT,
+    )
+
+
+def setup_codex(home: CodexHome, url: str, *flags: str, env: dict[str, str] | None = None) -> str:
+    """`powercontext setup codex --url URL FLAGS`; it must succeed. Returns what it printed."""
+    result = powercontext(home, "setup", "codex", "--url", url, *flags, env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout

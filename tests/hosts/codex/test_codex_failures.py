@@ -5,28 +5,24 @@ read from the hook log). `doctor` fails with a line saying the server is down.""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
 from tests.conftest import LiveServer
-from tests.hosts.codex_cli import powercontext, setup_codex
-from tests.hosts.codex_session import (
-    CODEX,
-    INSTALL_HINT,
+from tests.hosts.codex.session import (
     CodexHome,
     input_texts,
-    make_codex_home,
+    powercontext,
     request_for,
     run_exec,
+    setup_codex,
 )
 from tests.hosts.fakes import (
     RecordingServer,
     error_reply,
     fixed_reply,
     json_reply,
-    responses_reply,
     scripted_paths,
     unused_port_url,
 )
@@ -41,28 +37,6 @@ BAD_ANSWER = {
     "content": "Recall: x",
     "content_bytes": 99,
 }
-
-
-@pytest.fixture
-def backend() -> str:
-    """Private servers on SQLite: the hooks speak only HTTP (tests/api covers the backends)."""
-    return "sqlite"
-
-
-@pytest.fixture(autouse=True)
-def codex_is_installed() -> None:
-    assert CODEX.exists(), INSTALL_HINT
-
-
-@pytest.fixture
-def model() -> Iterator[RecordingServer]:
-    with RecordingServer(responses_reply) as server:
-        yield server
-
-
-@pytest.fixture
-def home(tmp_path: Path, model: RecordingServer) -> CodexHome:
-    return make_codex_home(tmp_path, model)
 
 
 def hook_log(home: CodexHome) -> str:

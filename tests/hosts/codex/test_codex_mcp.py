@@ -5,8 +5,7 @@ with the token taken from the environment variable setup was told about, never f
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -16,27 +15,9 @@ from hosts.core.powercontext_host import codex_setup
 from hosts.core.powercontext_host.codex_trust import AppServer
 from hosts.core.powercontext_host.settings import HookSettings
 from tests.conftest import LiveServer
-from tests.hosts.codex_session import CODEX, INSTALL_HINT, CodexHome, make_codex_home
-from tests.hosts.fakes import RecordingServer, responses_reply
+from tests.hosts.codex.session import CODEX, CodexHome
 
 TOKEN = "codex-mcp-secret-token"
-
-
-@pytest.fixture
-def backend() -> str:
-    """Private servers on SQLite: the hooks speak only HTTP (tests/api covers the backends)."""
-    return "sqlite"
-
-
-@pytest.fixture(autouse=True)
-def codex_is_installed() -> None:
-    assert CODEX.exists(), INSTALL_HINT
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Iterator[CodexHome]:
-    with RecordingServer(responses_reply) as model:
-        yield make_codex_home(tmp_path, model)
 
 
 def list_scopes_through_codex(home: CodexHome, env: dict[str, str]) -> tuple[list[str], dict[str, Any]]:

@@ -10,35 +10,19 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from hosts.core.powercontext_host import codex_setup
 from hosts.core.powercontext_host.settings import HookSettings
-from tests.hosts.codex_cli import powercontext, setup_codex
-from tests.hosts.codex_session import CODEX, INSTALL_HINT, CodexHome, make_codex_home, run_exec
-from tests.hosts.fakes import RecordingServer, responses_reply, unused_port_url
+from tests.hosts.codex.session import (
+    CodexHome,
+    powercontext,
+    run_exec,
+    setup_codex,
+)
+from tests.hosts.fakes import unused_port_url
 
 PROMPT = "Which checks run before a release?"
-
-
-@pytest.fixture(autouse=True)
-def codex_is_installed() -> None:
-    """A missing CLI is a failure, not a skip: `make test` installs it."""
-    assert CODEX.exists(), INSTALL_HINT
-
-
-@pytest.fixture
-def model() -> Iterator[RecordingServer]:
-    with RecordingServer(responses_reply) as server:
-        yield server
-
-
-@pytest.fixture
-def home(tmp_path: Path, model: RecordingServer) -> CodexHome:
-    return make_codex_home(tmp_path, model)
 
 
 def hooks_run(stderr: str) -> list[str]:

@@ -7,40 +7,26 @@ from __future__ import annotations
 import json
 import sys
 import tomllib
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.hosts.codex_cli import powercontext, setup_codex
-from tests.hosts.codex_session import (
-    CODEX,
-    INSTALL_HINT,
+from tests.hosts.codex.session import (
     CodexHome,
-    make_codex_home,
     model_requests,
+    powercontext,
     run_exec,
+    setup_codex,
 )
-from tests.hosts.fakes import RecordingServer, responses_reply, unused_port_url
+from tests.hosts.fakes import RecordingServer, unused_port_url
 
 URL = unused_port_url()
 USER_HOOK = {"type": "command", "command": "true # the user's own", "timeout": 5}
 
 
-@pytest.fixture(autouse=True)
-def codex_is_installed() -> None:
-    assert CODEX.exists(), INSTALL_HINT
-
-
 @pytest.fixture
-def model() -> Iterator[RecordingServer]:
-    with RecordingServer(responses_reply) as server:
-        yield server
-
-
-@pytest.fixture
-def home(tmp_path: Path, model: RecordingServer) -> CodexHome:
-    home = make_codex_home(tmp_path, model)
+def home(home: CodexHome) -> CodexHome:
+    """The user's home, with a hook of their own already there."""
     user_hooks = {"hooks": {"UserPromptSubmit": [{"hooks": [USER_HOOK]}]}, "description": "mine"}
     home.hooks.write_text(json.dumps(user_hooks), encoding="utf-8")
     return home

@@ -12,24 +12,20 @@ import json
 import threading
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.hosts.codex_cli import setup_codex
-from tests.hosts.codex_session import (
-    CODEX,
-    INSTALL_HINT,
+from tests.hosts.codex.session import (
     CodexHome,
     input_texts,
-    make_codex_home,
     occurrences,
     request_for,
     run_exec,
+    setup_codex,
 )
-from tests.hosts.fakes import MODEL_ANSWER, RecordingServer, forward_to, responses_reply
+from tests.hosts.fakes import MODEL_ANSWER, RecordingServer, forward_to
 
 PREPARE = "/v1/context/prepare"
 DEFAULT_ASSEMBLY = {"sections": [{"family": "memory", "limit": 8}]}
@@ -39,22 +35,6 @@ MEMORIES = (
     "Zebra gateway validation also needs make zebra-e2e after API changes.",
 )
 CAPTURE_WAIT_SECONDS = 20  # the Stop hook hands the write to a detached process
-
-
-@pytest.fixture(autouse=True)
-def codex_is_installed() -> None:
-    assert CODEX.exists(), INSTALL_HINT
-
-
-@pytest.fixture
-def model() -> Iterator[RecordingServer]:
-    with RecordingServer(responses_reply) as server:
-        yield server
-
-
-@pytest.fixture
-def home(tmp_path: Path, model: RecordingServer) -> CodexHome:
-    return make_codex_home(tmp_path, model)
 
 
 @pytest.fixture
