@@ -16,7 +16,7 @@ import shlex
 import shutil
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -48,9 +48,11 @@ class McpServer:
 
 @dataclass(frozen=True)
 class SetupResult:
+    """The files setup changed, how trusting the hooks went, and what to print about both."""
+
     changed: tuple[Path, ...]
     trust: codex_trust.TrustResult
-    lines: tuple[str, ...] = field(default=())
+    lines: tuple[str, ...]
 
 
 def mcp_server(python: str, url: str, token_env: str = DEFAULT_TOKEN_ENV) -> McpServer:

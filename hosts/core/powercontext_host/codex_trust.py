@@ -10,6 +10,7 @@ instead: open `/hooks` in Codex and trust them.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -89,8 +90,12 @@ class AppServer:
         except OSError as exc:
             raise AppServerError(f"could not start {self._command[0]}: {exc.strerror}") from None
         threading.Thread(target=self._read, name="codex-app-server", daemon=True).start()
-        self.call("initialize", {"clientInfo": {"name": CLIENT_NAME, "title": None, "version": "1"}})
-        self._send({"method": "initialized"})
+        try:
+            self.call("initialize", {"clientInfo": {"name": CLIENT_NAME, "title": None, "version": "1"}})
+            self._send({"method": "initialized"})
+        except AppServerError:
+            self.__exit__()
+            raise
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -98,7 +103,8 @@ class AppServer:
         if process is None:
             return
         if process.stdin:
-            process.stdin.close()  # the app-server exits when its input closes
+            with contextlib.suppress(OSError):
+                process.stdin.close()  # the app-server exits when its input closes
         try:
             process.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -128,7 +134,8 @@ class AppServer:
             self._process.stdin.write(json.dumps(message) + "\n")
             self._process.stdin.flush()
         except OSError:
-            raise AppServerError("codex app-server closed its input") from None
+            what = message.get("method", "a request")
+            raise AppServerError(f"codex app-server exited before answering {what}") from None
 
     def _receive(self, deadline: float, method: str) -> dict[str, Any]:
         try:

@@ -104,3 +104,21 @@ def test_without_codex_on_path_setup_writes_the_hooks_and_says_exactly_what_to_d
     )
     assert "powercontext_host codex prompt" in home.hooks.read_text(encoding="utf-8")
     assert hooks_run(run_exec(home, PROMPT).stderr) == []  # written, not trusted: Codex skips them
+
+
+def test_when_codex_cannot_answer_setup_says_exactly_what_to_do(home: CodexHome, tmp_path: Path) -> None:
+    """An app-server that dies at once (a broken install) leaves the files written and names the step."""
+    broken = tmp_path / "broken-bin"
+    broken.mkdir()
+    (broken / "codex").write_text("#!/bin/sh\nexit 3\n", encoding="utf-8")
+    (broken / "codex").chmod(0o755)
+    env = home.env(PATH=f"{broken}:{Path(sys.executable).parent}:/usr/bin:/bin")
+
+    result = powercontext(home, "setup", "codex", "--url", unused_port_url(), env=env)
+
+    assert result.returncode == 1
+    assert (
+        "NOT DONE: codex app-server exited before answering initialize: start `codex` in this "
+        "workspace, type /hooks and trust the PowerContext hooks (UserPromptSubmit and Stop)"
+    ) in result.stdout
+    assert "powercontext_host codex prompt" in home.hooks.read_text(encoding="utf-8")
