@@ -1,5 +1,5 @@
 """When PowerContext cannot give context, the Codex session goes on without it: the server is
-stopped, the token is refused, or the answer fails the strict check. No context reaches the model,
+stopped or never answers, the token is refused, or the answer fails the strict check. No context reaches the model,
 and the hook's diagnostic names the outcome (Codex shows no hook output in `codex exec`, so it is
 read from the hook log). `doctor` fails with a line saying the server is down."""
 
@@ -19,6 +19,7 @@ from tests.hosts.codex.session import (
     setup_codex,
 )
 from tests.hosts.fakes import (
+    HangingServer,
     RecordingServer,
     error_reply,
     fixed_reply,
@@ -59,6 +60,18 @@ def test_with_the_server_stopped_the_session_goes_on_without_context(
     assert_no_context(model)
     assert "prompt: context skipped: server-unreachable" in hook_log(home)
     assert TOKEN not in hook_log(home) + result.stdout + result.stderr and PROMPT not in hook_log(home)
+
+
+def test_with_a_server_that_never_answers_the_prompt_waits_only_for_the_deadline(
+    home: CodexHome, model: RecordingServer
+) -> None:
+    with HangingServer() as hanging:
+        setup_codex(home, hanging.base_url, "--timeout", "1", "--no-capture")
+        run_exec(home, PROMPT, home.env(POWERCONTEXT_SCOPE="project:release"))
+        assert hanging.accepted == 1
+
+    assert_no_context(model)
+    assert "prompt: context skipped: timeout" in hook_log(home)
 
 
 def test_with_a_refused_token_the_session_goes_on_without_context(
