@@ -131,6 +131,7 @@ def test_a_fact_said_in_one_session_reaches_the_model_in_a_later_session(
     run_exec(home, FACT, env)
     [captured] = wait_for_entries(http, fresh_scope, 1)
     assert captured["kind"] == "conversation"
+    assert captured["text"].startswith("[Codex conversation | session ")
     assert f"User: {FACT}" in captured["text"] and f"Assistant: {MODEL_ANSWER}" in captured["text"]
     run_exec(home, QUESTION, env)
 
