@@ -35,7 +35,7 @@ METRICS_FILES = (REPO / "docs" / "observability.md",)
 HOOKS_RESULTS = Path(__file__).resolve().parent / "results" / "hooks.json"
 HOOKS_BEGIN = "<!-- bench:hooks -->"
 HOOKS_END = "<!-- bench:hooks:end -->"
-HOOKS_FILES = (REPO / "docs" / "claude-code.md",)
+HOOKS_FILES = (REPO / "docs" / "claude-code.md", REPO / "docs" / "codex.md")
 
 Getter = Callable[[dict[str, Any]], Any]
 

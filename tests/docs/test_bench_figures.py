@@ -16,6 +16,7 @@ def test_every_marked_block_matches_the_latest_bench_results() -> None:
         "docs/benchmarks.md",
         "docs/observability.md",
         "docs/claude-code.md",
+        "docs/codex.md",
     }
     stale = [p.name for p, content in files.items() if p.read_text() != content]
     assert stale == [], "run `make bench-readme` (python -m bench.render) and commit"

@@ -278,3 +278,48 @@ def scripted_paths(replies: Mapping[str, list[Responder]]) -> Responder:
         return options[min(index, len(options) - 1)](request)
 
     return respond
+
+
+def responses_reply(request: Received) -> Reply:
+    """An OpenAI Responses API model, as Codex calls it: the model list on GET, and for
+    `POST …/responses` one assistant message answering MODEL_ANSWER as an SSE stream
+    (created, item added, text delta, item done, completed)."""
+    if request.method == "GET":
+        return json_reply(200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
+    if not request.path.endswith("/responses"):
+        return json_reply(404, {"error": {"message": "not found"}})
+    message = {"type": "message", "id": "msg_1", "role": "assistant", "status": "in_progress", "content": []}
+    text = {"type": "output_text", "text": MODEL_ANSWER, "annotations": []}
+    done = {**message, "status": "completed", "content": [text]}
+    usage = {
+        "input_tokens": 1,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": 1,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 2,
+    }
+    response = {
+        "id": "resp_1",
+        "object": "response",
+        "model": "fake-model",
+        "status": "in_progress",
+        "output": [],
+    }
+    events = [
+        {"type": "response.created", "response": response},
+        {"type": "response.output_item.added", "output_index": 0, "item": message},
+        {
+            "type": "response.output_text.delta",
+            "item_id": "msg_1",
+            "output_index": 0,
+            "content_index": 0,
+            "delta": MODEL_ANSWER,
+        },
+        {"type": "response.output_item.done", "output_index": 0, "item": done},
+        {
+            "type": "response.completed",
+            "response": {**response, "status": "completed", "output": [done], "usage": usage},
+        },
+    ]
+    body = "".join(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n" for event in events)
+    return Reply(200, "text/event-stream", body.encode("utf-8"))

@@ -18,7 +18,7 @@ import pytest
 
 from tests.hosts.conftest import REPO
 
-PAGES = [REPO / "docs" / "claude-code.md"]
+PAGES = [REPO / "docs" / "claude-code.md", REPO / "docs" / "codex.md"]
 CLIS = REPO / ".venv" / "host-clis" / "node_modules" / ".bin"
 DOCUMENTED_URL = "http://127.0.0.1:8000"
 _SESSION = re.compile(r"^<!-- host-docs-test -->\n```console\n(.*?)```$", re.MULTILINE | re.DOTALL)

@@ -17,14 +17,14 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import claude_code, scope
+from . import claude_code, codex_setup, scope
 from ._contract import HEALTH_READY_PATH
 from .files import write_atomically
 from .prepared import PrepareFailure, fetch_prepared, request_body
 from .settings import HookSettings, SettingsError, add_arguments, from_arguments, parse
 from .transport import Unreachable, exchange, get_request
 
-HOSTS = ("claude-code",)
+HOSTS = ("claude-code", "codex")
 DOCTOR_QUERY = "powercontext doctor: is context prepared for this workspace?"
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -78,6 +78,8 @@ def hook_command(python: str, host: str, event: str, settings: HookSettings) -> 
 
 
 def _setup(args: argparse.Namespace, environ: Mapping[str, str], out: TextIO) -> int:
+    if args.host == "codex":
+        return codex_setup.run_setup(args, environ, out)
     path = claude_code.settings_path(environ)
     current = _read_json_object(path)
     if args.remove:
@@ -158,29 +160,11 @@ def _doctor(args: argparse.Namespace, environ: Mapping[str, str], out: TextIO) -
         failed |= not ok
         print(f"{'ok  ' if ok else 'FAIL'}  {what}", file=out)
 
-    path = claude_code.settings_path(environ)
-    try:
-        installed = claude_code.installed_commands(_read_json_object(path))
-    except SetupError as exc:
-        report(False, str(exc))
+    hooks = codex_setup.doctor_hooks if args.host == "codex" else _claude_code_hooks
+    found = hooks(args, environ, report)
+    if found is None:
         return EXIT_FAILED
-    prompt = installed.get(claude_code.EVENTS["prompt"])
-    if prompt is None:
-        report(
-            False,
-            f"hooks: no PowerContext UserPromptSubmit hook in {path}; run `powercontext setup {args.host}`",
-        )
-        return EXIT_FAILED
-    words = shlex.split(prompt)
-    settings = parse(words[5:])
-    interpreter_ok = Path(words[0]).exists()
-    stop = claude_code.EVENTS["stop"] in installed
-    report(
-        interpreter_ok,
-        f"hooks: installed in {path} (UserPromptSubmit{', Stop' if stop else ''}; capture "
-        f"{'on' if stop and settings.capture else 'off'})"
-        + ("" if interpreter_ok else f"; but {words[0]} is gone: run setup again"),
-    )
+    settings = found
     checks: list[Callable[[], tuple[bool, str]]] = [
         lambda: _reachable(settings),
         lambda: _token(settings, environ),
@@ -198,6 +182,35 @@ def _doctor(args: argparse.Namespace, environ: Mapping[str, str], out: TextIO) -
     if choice.scope_id is not None and not failed:
         report(*_prepare(settings, choice.scope_id, environ))
     return EXIT_FAILED if failed else EXIT_OK
+
+
+def _claude_code_hooks(
+    args: argparse.Namespace, environ: Mapping[str, str], report: Callable[[bool, str], None]
+) -> HookSettings | None:
+    path = claude_code.settings_path(environ)
+    try:
+        installed = claude_code.installed_commands(_read_json_object(path))
+    except SetupError as exc:
+        report(False, str(exc))
+        return None
+    prompt = installed.get(claude_code.EVENTS["prompt"])
+    if prompt is None:
+        report(
+            False,
+            f"hooks: no PowerContext UserPromptSubmit hook in {path}; run `powercontext setup {args.host}`",
+        )
+        return None
+    words = shlex.split(prompt)
+    settings = parse(words[5:])
+    interpreter_ok = Path(words[0]).exists()
+    stop = claude_code.EVENTS["stop"] in installed
+    report(
+        interpreter_ok,
+        f"hooks: installed in {path} (UserPromptSubmit{', Stop' if stop else ''}; capture "
+        f"{'on' if stop and settings.capture else 'off'})"
+        + ("" if interpreter_ok else f"; but {words[0]} is gone: run setup again"),
+    )
+    return settings
 
 
 def _reachable(settings: HookSettings) -> tuple[bool, str]:

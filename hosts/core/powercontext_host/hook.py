@@ -44,9 +44,9 @@ class HostAdapter(NamedTuple):
 
 
 def adapters() -> dict[str, HostAdapter]:
-    from . import claude_code
+    from . import claude_code, codex
 
-    return {"claude-code": claude_code.ADAPTER}
+    return {"claude-code": claude_code.ADAPTER, "codex": codex.ADAPTER}
 
 
 def main(
