@@ -14,6 +14,9 @@ DATA_DIR ?= .powercontext
 # System packages (Chromium for tests/ui, wrk for make bench) install with apt-get, through sudo
 # unless make runs as root.
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+# $(call require-node,WHAT): stop with one line unless Node.js 20+ and npm are there (WHAT needs them).
+require-node = @command -v npm >/dev/null 2>&1 && node -e 'process.exit(parseInt(process.versions.node) < 20 ? 1 : 0)' || { \
+  echo "$(1) needs Node.js 20 or newer with npm: install them, then run make again" >&2; exit 1; }
 # make fuzz: generated cases per operation and backend (on top of schemathesis's coverage cases;
 # an operation without inputs runs out sooner), the seed (`random`, or the one a run printed, to
 # replay it) and the fewest cases a backend must run.

@@ -10,9 +10,7 @@ HOST_CLIS_STAMP := $(HOST_CLIS_DIR)/.installed
 .PHONY: host-clis
 
 $(HOST_CLIS_STAMP): $(HOST_CLIS_LOCK)
-	@command -v npm >/dev/null 2>&1 && node -e 'process.exit(parseInt(process.versions.node) < 20 ? 1 : 0)' || { \
-	  echo "tests/hosts needs Node.js 20 or newer with npm (for the Claude Code and Codex CLIs): install them, then run make again" >&2; \
-	  exit 1; }
+	$(call require-node,tests/hosts (the Claude Code and Codex CLIs))
 	mkdir -p $(HOST_CLIS_DIR)
 	cp $(HOST_CLIS_LOCK) $(HOST_CLIS_DIR)/
 	npm ci --prefix $(HOST_CLIS_DIR) --no-audit --no-fund --loglevel=error

@@ -11,9 +11,7 @@ MCP_INSPECTOR_STAMP := $(MCP_INSPECTOR_DIR)/.installed
 .PHONY: mcp-inspector mcp-test
 
 $(MCP_INSPECTOR_STAMP): $(MCP_INSPECTOR_LOCK)
-	@command -v npm >/dev/null 2>&1 && node -e 'process.exit(parseInt(process.versions.node) < 20 ? 1 : 0)' || { \
-	  echo "tests/mcp needs Node.js 20 or newer with npm (for the MCP Inspector): install them, then run make again" >&2; \
-	  exit 1; }
+	$(call require-node,tests/mcp (the MCP Inspector))
 	mkdir -p $(MCP_INSPECTOR_DIR)
 	cp $(MCP_INSPECTOR_LOCK) $(MCP_INSPECTOR_DIR)/
 	npm ci --prefix $(MCP_INSPECTOR_DIR) --ignore-scripts --no-audit --no-fund --loglevel=error
