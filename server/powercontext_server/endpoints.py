@@ -5,7 +5,7 @@ answer with its generated response model. Every failure becomes its error body i
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from pydantic import BaseModel
@@ -23,6 +23,7 @@ from powercontext_runtime import (
 )
 
 from .errors import JSON_MEDIA_TYPE, REQUEST_ID_SCOPE_KEY, UnsupportedMediaType, response_for
+from .grants import require_grant, scope_named_in
 from .metrics import LABELS_SCOPE_KEY, Metrics
 from .parsing import parse_body, parse_parameters, relocated
 
@@ -59,15 +60,15 @@ def endpoint(
         if labels is not None:
             labels["operation"] = name
         try:
-            # 401 comes before the body is read; 403 is the Runtime's, after the body is parsed.
+            # 401 comes before the body is read; 403 as soon as the Scope addressed is known.
             principal: Principal | None = None if public else policy.authenticate(bearer_token(request))
-            models = await _request_models(operation, request)
-            options = {} if principal is None else {"principal": principal}
-            try:
-                method = getattr(application, name)  # looked up per call: tests inject faults there
-                result: BaseModel = await run_in_threadpool(method, *models, **options)
-            except InvalidRequest as exc:
-                raise relocated(operation, exc) from None
+            raw = await _json_body(operation, request)
+            query = request.query_params.multi_items()
+            method = getattr(application, name)  # looked up per call: tests inject faults there
+            # Parsing joins the call in the worker thread: a large body never holds the event loop.
+            result: BaseModel = await run_in_threadpool(
+                _parse_and_call, operation, method, principal, request.path_params, query, raw
+            )
         except Exception as exc:  # every failure is answered with its error body
             if isinstance(exc, RetrievalUnavailable):
                 metrics.observe_store_error()
@@ -81,20 +82,44 @@ def endpoint(
     return handle
 
 
-async def _request_models(operation: Operation[Any], request: Request) -> list[BaseModel | None]:
+async def _json_body(operation: Operation[Any], request: Request) -> bytes | None:
+    """The raw body of an operation that takes one, once its media type is JSON; else None."""
+    if operation.body_model is None:
+        return None
+    raw = await request.body()
+    content_type = request.headers.get("content-type")
+    if content_type is None:
+        if raw.strip():  # a body must say what it is
+            raise UnsupportedMediaType()
+    elif not is_json(content_type):
+        raise UnsupportedMediaType()
+    return raw
+
+
+def _parse_and_call(
+    operation: Operation[Any],
+    method: Callable[..., BaseModel],
+    principal: Principal | None,
+    path: Mapping[str, str],
+    query: Iterable[tuple[str, str]],
+    raw: bytes | None,
+) -> BaseModel:
     models: list[BaseModel | None] = []
-    parameters = parse_parameters(operation, request.path_params, request.query_params.multi_items())
+    parameters = parse_parameters(operation, path, query)
     if parameters is not None:
         models.append(parameters)
-    if operation.body_model is not None:
-        raw = await request.body()
-        content_type = request.headers.get("content-type")
-        if content_type is None:
-            if raw.strip():  # a body must say what it is
-                raise UnsupportedMediaType()
-        elif not is_json(content_type):
-            raise UnsupportedMediaType()
+    # The grant is checked as soon as the Scope is known, before the body is parsed: from the path,
+    # else from the body's `scope_id` alone (a cheap look that skips everything else).
+    addressed = getattr(parameters, "scope_id", None)
+    if addressed is None and raw is not None and principal is not None:
+        addressed = scope_named_in(raw)
+    require_grant(operation, principal, addressed)
+    if raw is not None:
         # An optional body that was left out reaches the Runtime as None, so the method's
         # signature is the same whatever the request holds.
         models.append(parse_body(operation, raw))
-    return models
+    options = {} if principal is None else {"principal": principal}
+    try:
+        return method(*models, **options)
+    except InvalidRequest as exc:
+        raise relocated(operation, exc) from None
