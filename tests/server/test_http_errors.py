@@ -297,7 +297,8 @@ def test_unknown_route_is_404_not_found(http: httpx.Client) -> None:
 
 
 @pytest.mark.parametrize(
-    "path", ["/v1/scopes/", "/health/live/", "/openapi.json/", "/metrics/", "/ui/app.js/", "/v1/capabilities/"]
+    "path",
+    ["/v1/scopes/", "/health/live/", "/openapi.json/", "/metrics/", "/ui/app.js/", "/v1/capabilities/"],
 )
 def test_a_trailing_slash_is_404_never_a_redirect_to_the_callers_host(http: httpx.Client, path: str) -> None:
     response = http.get(path, headers={"Host": "attacker.example"})
