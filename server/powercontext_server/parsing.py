@@ -28,7 +28,7 @@ Relocate = Callable[[Loc], Loc]
 # At most this many problems are reported for one request; the first ones are the useful ones.
 MAX_REPORTED_ERRORS = 32
 # More errors than a body without unknown keys can have (1,000 batch entries, two fields each):
-# beyond it they are unknown keys, one error per key, and are found another way (`_flood_errors`).
+# beyond it they are unknown keys, one error per key, and are found another way (`_body_errors`).
 FLOOD_ERRORS = 4_096
 EXTRA_MESSAGE = "Extra inputs are not permitted"
 # What `_strict_json` and `_python_json` answer for a body their parser refuses.
