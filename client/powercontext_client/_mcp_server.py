@@ -15,7 +15,7 @@ import os
 import socket
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 import anyio
@@ -32,6 +32,7 @@ from powercontext_api.operations import API_VERSION
 
 from ._async_client import AsyncPowerContextClient
 from ._errors import PowerContextError, PowerContextHTTPError, TransportError
+from ._mcp_sessions import LOOPBACK_HOSTS, SessionLimits, streamable_http_app
 from ._mcp_tools import ToolSpec, build_tools
 from ._messages import http_message, transport_message, validation_summary
 from ._serialize import dump
@@ -42,7 +43,6 @@ HTTP_PATH: Final = "/mcp"
 # The contract's largest `max_bytes`: the cap a prepare answer is checked against when the call sets
 # none (the server's default may be configured), as `powercontext prepare` does.
 CONTRACT_MAX_BYTES: Final = 32768
-LOOPBACK_HOSTS: Final = frozenset({"127.0.0.1", "localhost", "::1"})
 
 INSTRUCTIONS: Final = (
     "PowerContext holds this project's Memory, Experience, Profile and topics. Before answering, "
@@ -61,6 +61,7 @@ class McpSettings:
     timeout: float
     scope: str | None = None
     http: tuple[str, int] | None = None  # (host, port); None serves stdio
+    sessions: SessionLimits = field(default_factory=SessionLimits)  # of streamable HTTP
 
 
 def run(settings: McpSettings) -> int:
@@ -90,10 +91,10 @@ async def _serve(settings: McpSettings, sock: socket.socket | None) -> None:
                 await server.run(read_stream, write_stream, server.create_initialization_options())
         else:
             with sock:
-                await _serve_http(server, sock)
+                await _serve_http(server, sock, settings.sessions)
 
 
-async def _serve_http(server: Server[Any], sock: socket.socket) -> None:
+async def _serve_http(server: Server[Any], sock: socket.socket, limits: SessionLimits) -> None:
     host, bound_port = sock.getsockname()[:2]
     shown = f"[{host}]" if sock.family == socket.AF_INET6 else host
     print(f"powercontext mcp: streamable HTTP on http://{shown}:{bound_port}{HTTP_PATH}", file=sys.stderr)
@@ -104,8 +105,7 @@ async def _serve_http(server: Server[Any], sock: socket.socket) -> None:
             file=sys.stderr,
         )
     sys.stderr.flush()
-    # `host` switches on the SDK's DNS-rebinding protection for loopback addresses.
-    app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host)
+    app = streamable_http_app(server, HTTP_PATH, host, limits)
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     await uvicorn.Server(config).serve(sockets=[sock])
 

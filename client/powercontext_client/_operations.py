@@ -110,6 +110,18 @@ SCOPE_EXISTS = "scope_exists"  # the error code of a create_scope whose id is ta
 USER_AGENT = f"powercontext-client/{VERSION}"
 
 
+def path_segment(value: str) -> str:
+    """`value` as one path segment that every HTTP client sends as it is.
+
+    `/`, `?` or `#` in a value cannot change the route; `:` and `@` are path-safe. A value that is
+    exactly `.` or `..` (a valid Scope id) is a dot segment, which clients remove from a path before
+    sending it (httpx among them, as RFC 3986 says), so it goes as `%2E` / `%2E%2E`, which is not
+    one and which the server decodes back.
+    """
+    encoded = quote(value, safe=":@")
+    return encoded.replace(".", "%2E") if encoded in (".", "..") else encoded
+
+
 @dataclass(frozen=True)
 class Call(Generic[ModelT]):
     """One request, ready to send: an operation of the generated table, its path parameters
@@ -128,9 +140,8 @@ class Call(Generic[ModelT]):
 
     @property
     def path(self) -> str:
-        # `/`, `?` or `#` in a value cannot change the route; `:` and `@` are path-safe.
         return self.operation.path.format(
-            **{name: quote(str(value), safe=":@") for name, value in self.path_params.items()}
+            **{name: path_segment(str(value)) for name, value in self.path_params.items()}
         )
 
     @property

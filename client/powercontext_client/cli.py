@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -240,6 +241,27 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
             "Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio; HOST defaults to "
             "127.0.0.1 and port 0 picks a free one (the address is printed on stderr)."
         ),
+    )
+    sub.add_argument(
+        "--http-max-sessions",
+        type=_positive_int,
+        default=128,
+        metavar="N",
+        help="Open HTTP sessions at most, all clients together; beyond, the least recently used ends (default 128).",
+    )
+    sub.add_argument(
+        "--http-client-sessions",
+        type=_positive_int,
+        default=32,
+        metavar="N",
+        help="Open HTTP sessions at most per client address; beyond, its least recently used ends (default 32).",
+    )
+    sub.add_argument(
+        "--http-idle-minutes",
+        type=_positive_float,
+        default=10.0,
+        metavar="MINUTES",
+        help="An HTTP session with no request in flight this long ends (default 10).",
     )
 
     # Service ------------------------------------------------------------------------------------
@@ -832,6 +854,7 @@ def _mcp(args: argparse.Namespace) -> int:
     try:
         # The MCP SDK is an optional extra: imported here only, so the rest of the CLI works without it.
         from . import _mcp_server
+        from ._mcp_sessions import SessionLimits
     except ModuleNotFoundError as exc:
         if (exc.name or "").startswith("powercontext"):
             raise
@@ -840,8 +863,18 @@ def _mcp(args: argparse.Namespace) -> int:
             f"(missing module {exc.name!r}); install it with: {MCP_INSTALL}"
         )
         return EXIT_API_ERROR
+    sessions = SessionLimits(
+        max_sessions=args.http_max_sessions,
+        per_client=min(args.http_client_sessions, args.http_max_sessions),
+        idle_timeout_s=args.http_idle_minutes * 60,
+    )
     settings = _mcp_server.McpSettings(
-        url=args.url, token=args.token, timeout=args.timeout, scope=args.scope, http=args.http
+        url=args.url,
+        token=args.token,
+        timeout=args.timeout,
+        scope=args.scope,
+        http=args.http,
+        sessions=sessions,
     )
     return _mcp_server.run(settings)
 
@@ -854,6 +887,22 @@ def _http_address(value: str) -> tuple[str, int]:
     if not port.isdigit() or int(port) > 65535 or (":" in host and not bracketed):
         raise argparse.ArgumentTypeError(f"{value!r} is not [HOST:]PORT with a port from 0 to 65535")
     return host, int(port)
+
+
+def _positive_int(value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number from 1")
+    return int(value)
+
+
+def _positive_float(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if not (math.isfinite(number) and number > 0):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number above 0")
+    return number
 
 
 # Arguments from text -------------------------------------------------------------------------------

@@ -1,9 +1,9 @@
 """The ASGI application: the contract's operations routed from the generated operation table.
 
-Each operation is one generic endpoint over the Runtime (`endpoints.py`); connexion serves the
-contract itself (`/openapi.json`) and Swagger UI (`/docs`) beside them, and the app adds
-`/metrics` (`metrics.py`) and the preview page `/ui/` (`ui_page.py`). Request id, body cap and
-the access log wrap everything (`middleware.py`).
+Each operation is one generic endpoint over the Runtime (`endpoints.py`); beside them the contract
+itself, rendered once (`contract_routes.py`), Swagger UI (`/docs`, served by connexion), `/metrics`
+(`metrics.py`) and the preview page `/ui/` (`ui_page.py`). Request id, body cap and the access log
+wrap everything (`middleware.py`).
 """
 
 from __future__ import annotations
@@ -20,12 +20,13 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute, Mount, Route, Router
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from powercontext_api.operations import OPERATIONS
 from powercontext_runtime import ScopedContextApplication, load_access_policy
 
+from .contract_routes import JSON_PATH, contract_routes
 from .endpoints import endpoint
 from .errors import REQUEST_ID_SCOPE_KEY, response_for
 from .metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
@@ -36,7 +37,7 @@ from .streams import streamed_body
 from .ui_page import ui_routes
 
 SPEC_FILENAME = "powercontext.yaml"
-DOCS_PATHS = ("/openapi.json", "/openapi.yaml", "/docs")
+DOCS_PATH = "/docs"
 
 
 def default_spec_path() -> Path:
@@ -90,7 +91,7 @@ def create_app(
     routes: list[BaseRoute] = [
         Route(op.path, endpoint(op, application, policy, metrics), methods=[op.method]) for op in OPERATIONS
     ]
-    routes += [Route("/metrics", metrics_text, methods=["GET"]), *ui_routes()]
+    routes += [Route("/metrics", metrics_text, methods=["GET"]), *ui_routes(), *contract_routes(served)]
 
     async def framework_error(request: Request, exc: Exception) -> Response:
         request_id = str(request.scope.get(REQUEST_ID_SCOPE_KEY, "-"))
@@ -103,8 +104,10 @@ def create_app(
     docs = SwaggerUIMiddleware(operations_app)
     docs.add_api(
         Specification.from_dict(served),
-        swagger_ui_options=SwaggerUIOptions(spec_path="/openapi.json", swagger_ui_path="/docs"),
+        swagger_ui_options=SwaggerUIOptions(serve_spec=False, spec_path=JSON_PATH, swagger_ui_path=DOCS_PATH),
     )
+    without_slash_redirects(operations_app.router)
+    without_slash_redirects(docs.router)
     return EdgeMiddleware(
         _DocsBeside(operations_app, docs),
         max_body_bytes=http.max_body_bytes,
@@ -113,9 +116,18 @@ def create_app(
     )
 
 
+def without_slash_redirects(router: Router) -> None:
+    """No redirect from `/path/` to `/path`: starlette builds its `Location` from the caller's
+    `Host` header, so anyone could have the server point at another host. Such a path is a 404."""
+    router.redirect_slashes = False
+    for route in router.routes:
+        if isinstance(route, Mount) and isinstance(route.app, Router):
+            without_slash_redirects(route.app)
+
+
 class _DocsBeside:
-    """Send the contract and Swagger UI paths through connexion's middleware and every operation
-    straight to the router, so an operation pays nothing for the docs."""
+    """Send the Swagger UI paths through connexion's middleware and every operation straight to
+    the router, so an operation pays nothing for the docs."""
 
     def __init__(self, operations: ASGIApp, docs: ASGIApp) -> None:
         self._operations = operations
@@ -123,7 +135,7 @@ class _DocsBeside:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path: str = scope.get("path", "")
-        if scope["type"] == "http" and path.startswith(DOCS_PATHS):
+        if scope["type"] == "http" and path.startswith(DOCS_PATH):
             await self._docs(scope, receive, send)
         else:
             await self._operations(scope, receive, send)

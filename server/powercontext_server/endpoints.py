@@ -7,15 +7,17 @@ streamed answer is sent chunk by chunk as the method's iterator yields it (`stre
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from powercontext_api.operations import Operation
 from powercontext_runtime import (
+    FULL_ACCESS,
     AccessPolicy,
     InvalidRequest,
     Principal,
@@ -24,6 +26,7 @@ from powercontext_runtime import (
 )
 
 from .errors import JSON_MEDIA_TYPE, REQUEST_ID_SCOPE_KEY, UnsupportedMediaType, response_for
+from .grants import require_grant, scope_named_in
 from .metrics import LABELS_SCOPE_KEY, Metrics
 from .parsing import parse_body, parse_parameters, relocated
 from .streams import STREAM_MEDIA_TYPE, is_stream, request_lines, streamed, utf8_or_unsaid
@@ -57,15 +60,15 @@ def endpoint(
         if labels is not None:
             labels["operation"] = name
         try:
-            # 401 comes before the body is read; 403 is the Runtime's, after the body is parsed.
+            # 401 comes before the body is read; 403 as soon as the Scope addressed is known.
             principal: Principal | None = None if public else policy.authenticate(bearer_token(request))
-            models = await _request_models(operation, request)
-            options = {} if principal is None else {"principal": principal}
-            try:
-                method = getattr(application, name)  # looked up per call: tests inject faults there
-                result = await run_in_threadpool(method, *models, **options)
-            except InvalidRequest as exc:
-                raise relocated(operation, exc) from None
+            raw = await _body(operation, request)
+            query = request.query_params.multi_items()
+            method = getattr(application, name)  # looked up per call: tests inject faults there
+            # Parsing joins the call in the worker thread: a large body never holds the event loop.
+            result = await run_in_threadpool(
+                _parse_and_call, operation, method, principal, request.path_params, query, raw
+            )
         except Exception as exc:  # every failure is answered with its error body
             if isinstance(exc, RetrievalUnavailable):
                 metrics.observe_store_error()
@@ -81,24 +84,57 @@ def endpoint(
     return handle
 
 
-async def _request_models(operation: Operation[Any], request: Request) -> list[Any]:
-    models: list[Any] = []
-    parameters = parse_parameters(operation, request.path_params, request.query_params.multi_items())
-    if parameters is not None:
-        models.append(parameters)
+async def _body(operation: Operation[Any], request: Request) -> bytes | Iterator[bytes] | None:
+    """The raw body of an operation that takes one, once its media type is JSON, or the lines of a
+    streamed one (read as the Runtime asks for them); else None."""
     if operation.body_media_type == STREAM_MEDIA_TYPE:
         if not is_stream(request.headers.get("content-type", "")):
             raise UnsupportedMediaType(STREAM_MEDIA_TYPE)
-        models.append(request_lines(request))
-    elif operation.body_model is not None:
-        raw = await request.body()
-        content_type = request.headers.get("content-type")
-        if content_type is None:
-            if raw.strip():  # a body must say what it is
-                raise UnsupportedMediaType()
-        elif not is_json(content_type):
+        return request_lines(request)
+    if operation.body_model is None:
+        return None
+    raw = await request.body()
+    content_type = request.headers.get("content-type")
+    if content_type is None:
+        if raw.strip():  # a body must say what it is
             raise UnsupportedMediaType()
+    elif not is_json(content_type):
+        raise UnsupportedMediaType()
+    return raw
+
+
+def _parse_and_call(
+    operation: Operation[Any],
+    method: Callable[..., BaseModel],
+    principal: Principal | None,
+    path: Mapping[str, str],
+    query: Iterable[tuple[str, str]],
+    raw: bytes | Iterator[bytes] | None,
+) -> Any:
+    models: list[Any] = []
+    parameters = parse_parameters(operation, path, query)
+    if parameters is not None:
+        models.append(parameters)
+    # The grant is checked as soon as the Scope is known, before the body is parsed: from the path,
+    # else from the body's `scope_id` alone (a cheap look that skips everything else). With access
+    # disabled every request has every grant, and pays nothing for the look.
+    addressed = getattr(parameters, "scope_id", None)
+    if (
+        isinstance(raw, bytes)
+        and addressed is None
+        and principal is not None
+        and principal is not FULL_ACCESS
+    ):
+        addressed = scope_named_in(raw)
+    require_grant(operation, principal, addressed)
+    if raw is not None and not isinstance(raw, bytes):
+        models.append(raw)  # a streamed body's lines, read as the method consumes them
+    elif raw is not None:
         # An optional body that was left out reaches the Runtime as None, so the method's
         # signature is the same whatever the request holds.
         models.append(parse_body(operation, raw))
-    return models
+    options = {} if principal is None else {"principal": principal}
+    try:
+        return method(*models, **options)
+    except InvalidRequest as exc:
+        raise relocated(operation, exc) from None

@@ -9,7 +9,10 @@ and answers malformed HTTP in plain text. `EdgeProtocol` adds, per connection:
   rest of a declared body: 408 `request_timeout`, or a plain close when no request was begun (a
   streamed body, an import's, has no size cap and may take as long as it keeps coming: its deadline
   starts again with every piece that arrives);
-- the JSON error envelope, 400 `malformed_request`, for whatever the parser refuses, never echoing it.
+- the JSON error envelope, 400 `malformed_request`, for whatever the parser refuses, never echoing it;
+- a deadline for sending: a connection whose answer sits unread in its buffer longer than that is
+  cut, and the answer goes to the socket a piece at a time (`middleware.PacedBody`), so a client
+  that asks for large answers and never reads holds no more than a piece and a socket buffer each.
 
 and per server process (`EdgeState`, shared by the connections of one uvicorn server):
 
@@ -52,7 +55,7 @@ from .errors import (
     URI_TOO_LONG,
     HttpError,
 )
-from .middleware import ConcurrencyLimit, access_logger
+from .middleware import ConcurrencyLimit, PacedBody, access_logger
 from .settings import HttpSettings
 from .streams import streamed_body
 
@@ -62,6 +65,9 @@ logger = logging.getLogger("powercontext.server")
 LINGER_S = 2.0
 # uvicorn's default listen backlog: up to this many connections can be accepted in one go.
 BACKLOG = 2048
+# Response bodies go to the socket in pieces of this size: with asyncio's 64 KiB high-water mark
+# a connection's write buffer holds at most about twice this.
+SEND_PIECE_BYTES = 65_536
 
 
 @dataclass(slots=True)
@@ -75,7 +81,8 @@ class EdgeState:
 
     def app(self, loaded: ASGIApp) -> ASGIApp:
         if self.limited_app is None:
-            self.limited_app = ConcurrencyLimit(loaded, limit=self.http.max_concurrent_requests)
+            paced = PacedBody(loaded, piece_bytes=SEND_PIECE_BYTES)
+            self.limited_app = ConcurrencyLimit(paced, limit=self.http.max_concurrent_requests)
         return self.limited_app
 
     def longest_idle(self, besides: EdgeProtocol) -> EdgeProtocol | None:
@@ -100,6 +107,7 @@ class EdgeProtocol(HttpToolsProtocol):
         self.edge = edge
         self.app = cast(ASGI3Application, edge.app(cast(ASGIApp, self.app)))
         self._deadline: asyncio.TimerHandle | None = None
+        self._send_deadline: asyncio.TimerHandle | None = None
         self._in_head = True  # between requests or receiving a head: the next bytes are a head
         self._head_bytes = 0
         self._request_line_ended = False
@@ -120,6 +128,7 @@ class EdgeProtocol(HttpToolsProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel_deadline()
+        self._cancel_send_deadline()
         self.edge.idle.pop(self, None)
         super().connection_lost(exc)
 
@@ -145,6 +154,18 @@ class EdgeProtocol(HttpToolsProtocol):
 
     def send_400_response(self, msg: str) -> None:
         self._refuse(MALFORMED_REQUEST)  # `msg` is uvicorn's plain-text reason: not ours to send
+
+    def pause_writing(self) -> None:
+        """The write buffer is over its high-water mark: the client has that long to read."""
+        super().pause_writing()
+        if self._send_deadline is None:
+            self._send_deadline = self.loop.call_later(
+                self.edge.http.send_timeout_s, self._send_deadline_passed
+            )
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        self._cancel_send_deadline()
 
     def timeout_keep_alive_handler(self) -> None:
         if self._head_bytes == 0:  # a head begun before the last response went out has its deadline
@@ -195,6 +216,20 @@ class EdgeProtocol(HttpToolsProtocol):
             self._arm(self.edge.http.body_timeout_s, self._body_deadline_passed)
         else:
             self._refuse(REQUEST_TIMEOUT)
+
+    def _cancel_send_deadline(self) -> None:
+        if self._send_deadline is not None:
+            self._send_deadline.cancel()
+            self._send_deadline = None
+
+    def _send_deadline_passed(self) -> None:
+        """Drop what is buffered and the connection: closing would wait for the client to read it.
+        The application sees the client gone, as for any disconnect."""
+        self._send_deadline = None
+        access_logger.info('- "- -" - send_timeout after %ds', self.edge.http.send_timeout_s)
+        self._cancel_deadline()
+        self.edge.idle.pop(self, None)
+        self.transport.abort()
 
     # Idle order ---------------------------------------------------------------------------------
     def _become_idle(self) -> None:

@@ -1,5 +1,6 @@
-"""The outer ASGI layers: the in-flight request limit, then request id on every response, request
-body cap, one log line and the metrics (`metrics.py`) of each request.
+"""The outer ASGI layers: the in-flight request limit, response bodies handed over in pieces, then
+request id on every response, request body cap, one log line and the metrics (`metrics.py`) of
+each request.
 
 `EdgeMiddleware` sits outside connexion's whole stack, so framework errors and 500s get the request
 id too, and are counted. The body cap holds for chunked bodies as well: a body without Content-Length is read up to
@@ -54,6 +55,37 @@ class ConcurrencyLimit:
                 await self.app(scope, receive, send)
             finally:
                 self.in_flight -= 1
+
+
+class PacedBody:
+    """Hand a response body to the server in pieces of `piece_bytes`.
+
+    The server writes each piece and, while the socket's buffer is over its high-water mark, waits
+    for the client to read before taking the next. A whole body written at once would sit in the
+    buffer, a second copy of it per connection, for as long as the client does not read.
+    """
+
+    def __init__(self, app: ASGIApp, *, piece_bytes: int) -> None:
+        self.app = app
+        self.piece_bytes = piece_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def paced(message: Message) -> None:
+            body = message.get("body", b"")
+            if message["type"] != "http.response.body" or len(body) <= self.piece_bytes:
+                await send(message)
+                return
+            view = memoryview(body)
+            for start in range(0, len(body), self.piece_bytes):
+                end = start + self.piece_bytes
+                more = end < len(body) or message.get("more_body", False)
+                await send({"type": "http.response.body", "body": bytes(view[start:end]), "more_body": more})
+
+        await self.app(scope, receive, paced)
 
 
 class EdgeMiddleware:

@@ -8,25 +8,31 @@ Every failure is an `InvalidRequest` whose items name a type, a wire location (`
 
 from __future__ import annotations
 
+import functools
+import itertools
 import json
 import re
-import types
-import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
-from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails, from_json
 
 from powercontext_api.operations import Operation
 from powercontext_runtime import ErrorItem, InvalidRequest
 
-Loc = tuple[str | int, ...]
+from .model_paths import Loc, objects_with_unknown_keys, without_tags
+
 Relocate = Callable[[Loc], Loc]
 
 # At most this many problems are reported for one request; the first ones are the useful ones.
 MAX_REPORTED_ERRORS = 32
+# More errors than a body without unknown keys can have (1,000 batch entries, two fields each):
+# beyond it they are unknown keys, one error per key, and are found another way (`_body_errors`).
+FLOOD_ERRORS = 4_096
+EXTRA_MESSAGE = "Extra inputs are not permitted"
+# What `_strict_json` and `_python_json` answer for a body their parser refuses.
+_NOT_JSON = object()
 # Integer text longer than this is left as text (int() of huge digit strings is not linear).
 _INTEGER_TEXT = re.compile(r"-?[0-9]{1,30}")
 # A JSON escape of a UTF-16 surrogate: only then can a body hold a lone surrogate.
@@ -80,7 +86,7 @@ def parse_parameters(
         else:
             unknown = True
     if unknown:  # the unknown name itself is request data: located at `query` only
-        raise InvalidRequest.single("extra_forbidden", ("query",), "Extra inputs are not permitted")
+        raise InvalidRequest.single("extra_forbidden", ("query",), EXTRA_MESSAGE)
     if model is None:
         return None
     data: dict[str, Any] = {}
@@ -106,40 +112,66 @@ def parse_body(operation: Operation[Any], raw: bytes) -> BaseModel | None:
     try:
         return model.model_validate_json(raw)
     except ValidationError as exc:
-        errors = exc.errors()
+        failure = exc
     # Only a failed body pays for these: pydantic's parser accepts NaN and Infinity, and reports a
     # lone surrogate as bad JSON, where the Runtime's rule is "a valid Unicode string" at its place.
     if _SURROGATE_ESCAPE.search(raw):
-        errors = _python_mode_errors(model, raw) or errors
-    elif not _strict_json(raw):
+        decoded = _python_json(raw)
+        if decoded is not _NOT_JSON:
+            try:
+                model.model_validate(decoded)
+            except ValidationError as exc:
+                lenient = functools.partial(model.model_validate, decoded, extra="ignore")
+                raise InvalidRequest(_body_errors(model, exc, decoded, lenient)) from None
+        # Refused by Python's parser too (or valid there): pydantic's own account stands.
+    decoded = _strict_json(raw)
+    if decoded is _NOT_JSON:
         raise InvalidRequest.single("json_invalid", ("body",), "Invalid JSON")
-    raise InvalidRequest(list(wire_errors(model, errors, lambda loc: ("body", *loc))))
+    lenient = functools.partial(model.model_validate_json, raw, extra="ignore")
+    raise InvalidRequest(_body_errors(model, failure, decoded, lenient))
 
 
-def _strict_json(raw: bytes) -> bool:
+def _body_errors(
+    model: type[BaseModel], failure: ValidationError, decoded: Any, lenient: Callable[[], Any]
+) -> list[ErrorItem]:
+    """The wire items of a refused body, `decoded` being its JSON."""
+    if failure.error_count() <= FLOOD_ERRORS:
+        return list(wire_errors(model, failure.errors(), _in_body))
+    # Thousands of unknown keys: the other errors are those pydantic finds when it ignores unknown
+    # keys, and the objects holding them are found in the decoded JSON, each at a cost bounded by
+    # the schema rather than by the number of keys.
     try:
-        from_json(raw, allow_inf_nan=False)
+        lenient()
+        others: list[ErrorDetails] = []
+    except ValidationError as exc:
+        others = exc.errors()
+    holders = objects_with_unknown_keys(model, decoded, MAX_REPORTED_ERRORS) or [()]
+    extras = (ErrorItem("extra_forbidden", _in_body(loc), EXTRA_MESSAGE) for loc in holders)
+    return list(_distinct(itertools.chain(wire_errors(model, others, _in_body), extras)))
+
+
+def _in_body(loc: Loc) -> Loc:
+    return ("body", *loc)
+
+
+def _strict_json(raw: bytes) -> Any:
+    """The body decoded by the strict JSON parser (no NaN or Infinity), or `_NOT_JSON`."""
+    try:
+        return from_json(raw, allow_inf_nan=False)
     except ValueError:
-        return False
-    return True
+        return _NOT_JSON
 
 
 def _reject_constant(_name: str) -> Any:
     raise ValueError("NaN and Infinity are not JSON")
 
 
-def _python_mode_errors(model: type[BaseModel], raw: bytes) -> list[ErrorDetails] | None:
-    """Errors of the body decoded by Python's parser (which keeps lone surrogates), or None when
-    that parser refuses it too."""
+def _python_json(raw: bytes) -> Any:
+    """The body decoded by Python's parser (which keeps lone surrogates), or `_NOT_JSON`."""
     try:
-        data = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
+        return json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
     except (UnicodeDecodeError, ValueError, RecursionError):
-        return None
-    try:
-        model.model_validate(data)
-    except ValidationError as exc:
-        return exc.errors()
-    return None
+        return _NOT_JSON
 
 
 def relocate(operation: Operation[Any]) -> Relocate:
@@ -165,10 +197,13 @@ def wire_errors(
     model: type[BaseModel], errors: Iterable[ErrorDetails], where: Relocate
 ) -> Iterator[ErrorItem]:
     """pydantic's errors as wire items: deduplicated, capped, located by `where`."""
+    located = (_item(model, error) for error in errors)
+    return _distinct(ErrorItem(item.type, where(item.loc), item.msg) for item in located)
+
+
+def _distinct(items: Iterable[ErrorItem]) -> Iterator[ErrorItem]:
     seen: set[tuple[str, Loc]] = set()
-    for error in errors:
-        item = _item(model, error)
-        item = ErrorItem(item.type, where(item.loc), item.msg)
+    for item in items:
         if (item.type, item.loc) in seen:
             continue
         seen.add((item.type, item.loc))
@@ -179,7 +214,7 @@ def wire_errors(
 
 def _item(model: type[BaseModel], error: ErrorDetails) -> ErrorItem:
     kind = error["type"]
-    loc = _without_tags(model, tuple(error["loc"]))
+    loc = without_tags(model, tuple(error["loc"]))
     ctx = error.get("ctx") or {}
     if kind == "extra_forbidden":
         # The unknown key itself is request data, so the location stops at the object.
@@ -203,62 +238,3 @@ def _item(model: type[BaseModel], error: ErrorDetails) -> ErrorItem:
 
 def _discriminator(ctx: Mapping[str, Any]) -> str:
     return str(ctx.get("discriminator", "")).strip("'")
-
-
-def _without_tags(model: type[BaseModel], loc: Loc) -> Loc:
-    """pydantic puts the tag of a discriminated union into the location (`sections.0.memory.limit`);
-    the wire has no such level (`sections.0.limit`). Walk the model's types to find and drop it."""
-    out: list[str | int] = []
-    current: Any = model
-    for part in loc:
-        current, is_tag = _step(current, part)
-        if not is_tag:
-            out.append(part)
-    return tuple(out)
-
-
-def _step(current: Any, part: str | int) -> tuple[Any, bool]:
-    """(the type at `part` inside `current`, whether `part` was a union tag)."""
-    tagged = _tagged_union(current)
-    if tagged is not None:
-        discriminator, members = tagged
-        for member in members:
-            if part in typing.get_args(member.model_fields[discriminator].annotation):
-                return member, True
-        return None, True
-    current = _plain(current)
-    if isinstance(part, int):
-        args = typing.get_args(current)
-        return (args[0] if args else None), False
-    if isinstance(current, type) and issubclass(current, BaseModel):
-        field = current.model_fields.get(part)
-        if field is None:
-            return None, False
-        if field.discriminator is not None:
-            return typing.Annotated[field.annotation, FieldInfo(discriminator=field.discriminator)], False
-        return field.annotation, False
-    return None, False
-
-
-def _tagged_union(current: Any) -> tuple[str, list[type[BaseModel]]] | None:
-    if typing.get_origin(current) is not typing.Annotated:
-        return None
-    base, *metadata = typing.get_args(current)
-    for meta in metadata:
-        if isinstance(meta, FieldInfo) and isinstance(meta.discriminator, str):
-            members = [m for m in typing.get_args(base) if isinstance(m, type) and issubclass(m, BaseModel)]
-            return meta.discriminator, members
-    return None
-
-
-def _plain(current: Any) -> Any:
-    """Strip `Annotated` and pick the model or list out of `X | MISSING` / `X | None`."""
-    while typing.get_origin(current) is typing.Annotated:
-        current = typing.get_args(current)[0]
-    if typing.get_origin(current) in (typing.Union, types.UnionType):
-        for member in typing.get_args(current):
-            if typing.get_origin(member) is list or (
-                isinstance(member, type) and issubclass(member, BaseModel)
-            ):
-                return member
-    return current

@@ -1,6 +1,6 @@
 """HTTP settings of the server: where it listens, how many workers, log level and format, and the
-limits of its HTTP edge (body and head size, time to send a request, requests and connections at
-once).
+limits of its HTTP edge (body and head size, time to send a request and to take an answer,
+requests and connections at once).
 
 Read once from `POWERCONTEXT_SERVER_*` environment variables (flags of `powercontext serve`
 override the address). The Runtime's own settings (store, policies, access) are
@@ -33,6 +33,7 @@ class HttpSettings:
     max_head_bytes: int = 65_536
     head_timeout_s: int = 10
     body_timeout_s: int = 30
+    send_timeout_s: int = 30
     keep_alive_timeout_s: int = 5
     max_concurrent_requests: int = 256
     max_connections: int = 4096
@@ -50,6 +51,7 @@ class HttpSettings:
             max_head_bytes=positive_int(env, "POWERCONTEXT_SERVER_MAX_HEAD_BYTES", 65_536),
             head_timeout_s=positive_int(env, "POWERCONTEXT_SERVER_HEAD_TIMEOUT_S", 10),
             body_timeout_s=positive_int(env, "POWERCONTEXT_SERVER_BODY_TIMEOUT_S", 30),
+            send_timeout_s=positive_int(env, "POWERCONTEXT_SERVER_SEND_TIMEOUT_S", 30),
             keep_alive_timeout_s=positive_int(env, "POWERCONTEXT_SERVER_KEEP_ALIVE_TIMEOUT_S", 5),
             max_concurrent_requests=positive_int(env, "POWERCONTEXT_SERVER_MAX_CONCURRENT_REQUESTS", 256),
             max_connections=positive_int(env, "POWERCONTEXT_SERVER_MAX_CONNECTIONS", 4096),

@@ -7,8 +7,12 @@ a subprocess, as a host starts it, and reaches the test server over HTTP.
 
 from __future__ import annotations
 
+import contextlib
+import re
+import subprocess
 import sys
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -57,3 +61,28 @@ def api(server: LiveServer, method: str, path: str, body: Any = None) -> Any:
 
 def create_scope(server: LiveServer, scope_id: str) -> None:
     api(server, "POST", "/v1/scopes", {"scope_id": scope_id})
+
+
+_ADDRESS = re.compile(r"^powercontext mcp: streamable HTTP on (http://\S+/mcp)$", re.MULTILINE)
+
+
+@contextlib.contextmanager
+def mcp_http(server: LiveServer, log: Path, *mcp_args: str) -> Iterator[str]:
+    """`powercontext mcp --http 0 MCP_ARGS...` (a free port on loopback) in front of `server`: its URL."""
+    with log.open("wb") as stderr:
+        process = subprocess.Popen(
+            [POWERCONTEXT, "--url", server.base_url, "mcp", *mcp_args, "--http", "0"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
+    try:
+        deadline = time.monotonic() + TIMEOUT_S
+        while (found := _ADDRESS.search(log.read_text())) is None:
+            assert process.poll() is None, f"powercontext mcp --http exited: {log.read_text()}"
+            assert time.monotonic() < deadline, f"no address within {TIMEOUT_S} s: {log.read_text()}"
+            time.sleep(0.05)
+        yield found.group(1)
+    finally:
+        process.terminate()
+        process.wait(timeout=TIMEOUT_S)

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import re
-import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,33 +14,15 @@ from mcp import Client
 from powercontext_client._mcp_tools import TOOL_OPERATIONS
 
 from ..conftest import LiveServer
-from .conftest import POWERCONTEXT, TIMEOUT_S, api, create_scope
-
-_ADDRESS = re.compile(r"^powercontext mcp: streamable HTTP on (http://\S+/mcp)$", re.MULTILINE)
+from .conftest import TIMEOUT_S, api, create_scope, mcp_http
 
 
 @pytest.fixture
 def mcp_url(server: LiveServer, tmp_path: Path) -> Iterator[str]:
     """`powercontext mcp --http 0` (a free port on the default host) serving the test server's data."""
     create_scope(server, "project:http")
-    log = tmp_path / "mcp-http.log"
-    with log.open("wb") as stderr:
-        process = subprocess.Popen(
-            [POWERCONTEXT, "--url", server.base_url, "mcp", "--scope", "project:http", "--http", "0"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=stderr,
-        )
-    try:
-        deadline = time.monotonic() + TIMEOUT_S
-        while (found := _ADDRESS.search(log.read_text())) is None:
-            assert process.poll() is None, f"powercontext mcp --http exited: {log.read_text()}"
-            assert time.monotonic() < deadline, f"no address within {TIMEOUT_S} s: {log.read_text()}"
-            time.sleep(0.05)
-        yield found.group(1)
-    finally:
-        process.terminate()
-        process.wait(timeout=TIMEOUT_S)
+    with mcp_http(server, tmp_path / "mcp-http.log", "--scope", "project:http") as url:
+        yield url
 
 
 async def test_streamable_http_serves_the_tools_on_loopback(server: LiveServer, mcp_url: str) -> None:

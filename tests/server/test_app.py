@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import json
+from pathlib import Path
 
 import httpx
 import pytest
@@ -11,6 +13,7 @@ import yaml
 from powercontext_runtime import ConfigurationError
 from powercontext_server.app import default_spec_path
 from powercontext_server.cli import settings_from
+from tests.conftest import LiveServer, settings_for
 
 
 def test_the_served_contract_is_the_repository_spec(http: httpx.Client) -> None:
@@ -84,3 +87,32 @@ def test_serve_flags_override_the_environment() -> None:
 def test_serve_rejects_an_impossible_port(port: int) -> None:
     with pytest.raises(ConfigurationError):
         settings_from(_args(port=port), {})
+
+
+def test_the_contract_is_rendered_once_not_per_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The spec paths need no credential: rendering the 300 kB contract per request would let
+    anyone spend the server's CPU. Count the serialisations a request makes once the app is up."""
+    server = LiveServer(settings_for(tmp_path))
+    server.start()
+    renders: list[str] = []
+    real_yaml_dump, real_json_dumps = yaml.dump, json.dumps
+    monkeypatch.setattr(yaml, "dump", lambda *a, **k: renders.append("yaml") or real_yaml_dump(*a, **k))
+    monkeypatch.setattr(json, "dumps", lambda *a, **k: renders.append("json") or real_json_dumps(*a, **k))
+    try:
+        with httpx.Client(base_url=server.base_url) as client:
+            yamls = [client.get("/openapi.yaml") for _ in range(3)]
+            jsons = [client.get("/openapi.json") for _ in range(3)]
+    finally:
+        monkeypatch.undo()
+        server.stop()
+    assert renders == []
+    spec = yaml.safe_load(default_spec_path().read_text(encoding="utf-8"))
+    assert all(r.status_code == 200 for r in [*yamls, *jsons])
+    assert all(r.headers["content-type"].startswith("text/yaml") for r in yamls)
+    assert all(r.headers["content-type"] == "application/json" for r in jsons)
+    served = jsons[0].json()
+    assert all(r.json() == served for r in jsons) and all(yaml.safe_load(r.content) == served for r in yamls)
+    assert served["info"] == spec["info"] and served["paths"].keys() == spec["paths"].keys()
+    assert "security" not in served  # access is disabled on this server

@@ -296,6 +296,17 @@ def test_unknown_route_is_404_not_found(http: httpx.Client) -> None:
     assert error["details"] is None
 
 
+@pytest.mark.parametrize(
+    "path",
+    ["/v1/scopes/", "/health/live/", "/openapi.json/", "/metrics/", "/ui/app.js/", "/v1/capabilities/"],
+)
+def test_a_trailing_slash_is_404_never_a_redirect_to_the_callers_host(http: httpx.Client, path: str) -> None:
+    response = http.get(path, headers={"Host": "attacker.example"})
+    error_of(response, 404, "not_found")
+    assert "location" not in response.headers
+    assert b"attacker" not in response.content
+
+
 def test_wrong_method_is_405_keeping_the_allow_header(http: httpx.Client) -> None:
     response = http.patch("/v1/scopes/project:any", json={})
     error_of(response, 405, "method_not_allowed")
