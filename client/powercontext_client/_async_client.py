@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -27,6 +27,7 @@ from powercontext_api.models import (
     RememberBatchResult,
     ScopeDescriptor,
     ScopeErasure,
+    ScopeImport,
     ScopeList,
     Topic,
     TopicSearchResult,
@@ -34,6 +35,7 @@ from powercontext_api.models import (
 from powercontext_api.operations import Operation
 
 from . import _operations as ops
+from . import _transfer as transfer
 from ._errors import ConflictError
 from ._operations import (
     AssemblyArg,
@@ -47,6 +49,7 @@ from ._operations import (
 )
 from ._retry import DEFAULT_BACKOFF, DEFAULT_MAX_DELAY, DEFAULT_RETRIES, Attempts, RetryPolicy
 from ._serialize import UNSET, _Unset
+from ._transfer import Sink, Source
 
 
 class AsyncPowerContextClient:
@@ -350,6 +353,42 @@ class AsyncPowerContextClient:
         """`POST /v1/context/prepare/explain`: prepare's answer for the same arguments, with a
         receipt: every recalled candidate, whether the text includes it, and if not, why."""
         return await self._send(ops.explain_prepare_context(scope_id, query, max_bytes, assembly))
+
+    # Moving a Scope -----------------------------------------------------------------------------
+    async def export_scope(self, scope_id: str, out: Sink) -> int:
+        """`GET /v1/scopes/{scope_id}/export` (needs `scope.export`): write the Scope's export, the
+        JSON Lines `powercontext export` writes, to `out` (a binary file, or a callable given each
+        chunk) as it arrives; the number of bytes written. Sent once. An answer the server could
+        not finish raises `TransportError`: whatever `out` holds then is incomplete."""
+        call, write = transfer.export_call(scope_id), transfer.Writer(out)
+        try:
+            async with self._http.stream(call.method, call.path, headers=transfer.EXPORT_HEADERS) as response:
+                if not response.is_success:
+                    await response.aread()
+                    transfer.raise_unless_success(call, response)
+                async for chunk in response.aiter_bytes():
+                    write(chunk)
+        except httpx.RequestError as exc:
+            raise call.transport_error(exc) from exc
+        return write.written
+
+    async def import_scope(self, source: Source, *, scope_id: str | None = None) -> ScopeImport:
+        """`POST /v1/scopes/{scope_id}/import` (needs `server.admin`): recreate the Scope an export
+        holds (its bytes, a binary file or an iterable of chunks, sent as it is read) under
+        `scope_id`, by default the id it was exported under, in one transaction. Sent once, and
+        waits for the answer as long as the import takes. A refused stream is a 422
+        `invalid_export` (`InvalidRequestError`), a taken id a 409 `scope_exists`."""
+        call, body, arguments = transfer.import_request(scope_id, source, self._http.timeout)
+
+        async def sent() -> AsyncIterator[bytes]:  # an async client sends an async stream
+            for chunk in body:
+                yield chunk
+
+        try:
+            response = await self._http.request(content=sent(), **arguments)
+        except httpx.RequestError as exc:
+            raise call.transport_error(exc) from exc
+        return ops.read_response(call, response)
 
     # Any operation ------------------------------------------------------------------------------
     async def call(

@@ -27,6 +27,7 @@ from powercontext_api.models import (
     RememberBatchResult,
     ScopeDescriptor,
     ScopeErasure,
+    ScopeImport,
     ScopeList,
     Topic,
     TopicSearchResult,
@@ -34,6 +35,7 @@ from powercontext_api.models import (
 from powercontext_api.operations import Operation
 
 from . import _operations as ops
+from . import _transfer as transfer
 from ._errors import ConflictError
 from ._operations import (
     AssemblyArg,
@@ -47,6 +49,7 @@ from ._operations import (
 )
 from ._retry import DEFAULT_BACKOFF, DEFAULT_MAX_DELAY, DEFAULT_RETRIES, Attempts, RetryPolicy
 from ._serialize import UNSET, _Unset
+from ._transfer import Sink, Source
 
 
 class PowerContextClient:
@@ -337,6 +340,35 @@ class PowerContextClient:
         """`POST /v1/context/prepare/explain`: prepare's answer for the same arguments, with a
         receipt: every recalled candidate, whether the text includes it, and if not, why."""
         return self._send(ops.explain_prepare_context(scope_id, query, max_bytes, assembly))
+
+    # Moving a Scope -----------------------------------------------------------------------------
+    def export_scope(self, scope_id: str, out: Sink) -> int:
+        """`GET /v1/scopes/{scope_id}/export` (needs `scope.export`): write the Scope's export, the
+        JSON Lines `powercontext export` writes, to `out` (a binary file, or a callable given each
+        chunk) as it arrives; the number of bytes written. Sent once. An answer the server could
+        not finish raises `TransportError`: whatever `out` holds then is incomplete."""
+        call, write = transfer.export_call(scope_id), transfer.Writer(out)
+        try:
+            with self._http.stream(call.method, call.path, headers=transfer.EXPORT_HEADERS) as response:
+                transfer.raise_unless_success(call, response, response.read)
+                for chunk in response.iter_bytes():
+                    write(chunk)
+        except httpx.RequestError as exc:
+            raise call.transport_error(exc) from exc
+        return write.written
+
+    def import_scope(self, source: Source, *, scope_id: str | None = None) -> ScopeImport:
+        """`POST /v1/scopes/{scope_id}/import` (needs `server.admin`): recreate the Scope an export
+        holds (its bytes, a binary file or an iterable of chunks, sent as it is read) under
+        `scope_id`, by default the id it was exported under, in one transaction. Sent once, and
+        waits for the answer as long as the import takes. A refused stream is a 422
+        `invalid_export` (`InvalidRequestError`), a taken id a 409 `scope_exists`."""
+        call, body, arguments = transfer.import_request(scope_id, source, self._http.timeout)
+        try:
+            response = self._http.request(content=body, **arguments)
+        except httpx.RequestError as exc:
+            raise call.transport_error(exc) from exc
+        return ops.read_response(call, response)
 
     # Any operation ------------------------------------------------------------------------------
     def call(

@@ -34,6 +34,8 @@ from ._errors import (
 from ._messages import http_message, transport_message, validation_summary
 from ._receipt import receipt_table
 from ._serialize import UNSET, _Unset
+from ._transfer_cli import TRANSFER_COMMANDS, over_api
+from ._transfer_cli import main as transfer_main
 from ._validate import validate_prepared_context
 from ._version import VERSION
 
@@ -73,6 +75,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     plugins = {ep.name: ep for ep in entry_points(group=COMMAND_GROUP)}
     server_command = _server_command(args_list, {*SERVER_COMMANDS, *plugins})
     if server_command is not None:
+        if args_list[server_command] in TRANSFER_COMMANDS and over_api(args_list, os.environ, URL_ENV):
+            url = os.environ.get(URL_ENV) or DEFAULT_URL
+            return transfer_main(args_list, url, os.environ.get(TOKEN_ENV) or None)
         return _run_server_command(args_list[server_command:], plugins)
     host_command = _server_command(args_list, set(HOST_COMMANDS))
     if host_command is not None:
@@ -197,10 +202,18 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
         help="Copy a whole database into an empty one, e.g. SQLite to OceanBase (needs the server package).",
     )
     commands.add_parser(
-        "export", help="Write one Scope with all it holds to a JSON Lines file (needs the server package)."
+        "export",
+        help=(
+            "Write one Scope with all it holds to a JSON Lines file: over the API with --url, else "
+            "from the database (--data-dir/--database-url, needs the server package)."
+        ),
     )
     commands.add_parser(
-        "import", help="Recreate a Scope from an export file, on any backend (needs the server package)."
+        "import",
+        help=(
+            "Recreate a Scope from an export file: over the API with --url, else into the database "
+            "(--data-dir/--database-url, needs the server package)."
+        ),
     )
 
     # MCP ----------------------------------------------------------------------------------------

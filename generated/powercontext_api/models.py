@@ -777,6 +777,272 @@ class FamilySection(BaseModel):
     limit: Annotated[StrictInt, Field(ge=1, le=8)]
 
 
+RowsAdditionalProperty = TypeAliasType("RowsAdditionalProperty", Annotated[StrictInt, Field(ge=0)])
+
+
+class ScopeImport(BaseModel):
+    """
+    What an import recreated.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    scope_id: StrictStr
+    rows: Annotated[
+        dict[str, RowsAdditionalProperty],
+        Field(description="Lines imported by type, the Scope's own line (`scope`) included."),
+    ]
+    indexed: Annotated[StrictInt, Field(description='Head documents indexed for search.', ge=0)]
+
+
+class Rows(BaseModel):
+    """
+    How many lines of each type follow the Scope's line.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    counter: Annotated[StrictInt | MISSING, Field(ge=0, le=9007199254740991)] = MISSING
+    memory_revision: Annotated[StrictInt | MISSING, Field(ge=0, le=9007199254740991)] = MISSING
+    memory_entry: Annotated[StrictInt | MISSING, Field(ge=0, le=9007199254740991)] = MISSING
+    memory_entry_version: Annotated[StrictInt | MISSING, Field(ge=0, le=9007199254740991)] = MISSING
+    memory_erasure: Annotated[StrictInt | MISSING, Field(ge=0, le=9007199254740991)] = MISSING
+    artifact_revision: Annotated[StrictInt | MISSING, Field(ge=0, le=9007199254740991)] = MISSING
+    artifact_head: Annotated[StrictInt | MISSING, Field(ge=0, le=9007199254740991)] = MISSING
+    candidate: Annotated[StrictInt | MISSING, Field(ge=0, le=9007199254740991)] = MISSING
+
+
+class ScopeExportHeader(BaseModel):
+    """
+    The first line of an export.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    format: Literal['powercontext.scope-export']
+    version: Annotated[Literal[1], Field(description='The format version; this release reads and writes 1.')]
+    exported_at: Annotated[
+        StrictStr,
+        Field(
+            description='A UTC time as the store writes it, ISO 8601 (`2026-01-31T12:00:00.000000+00:00`).',
+            max_length=40,
+            pattern='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$',
+        ),
+    ]
+    schema_version: Annotated[StrictInt, Field(ge=0, le=9007199254740991)]
+    scope_id: Annotated[
+        StrictStr,
+        Field(
+            description='A caller-chosen Scope id such as `project:demo`: not blank, without control characters, `/` or `%`, so it always stands in a URL path and reads back as written.',
+            max_length=256,
+            min_length=1,
+            pattern='^[^/%\\u0000-\\u001f\\u007f-\\u009f]*[^/%\\u0000-\\u001f\\u007f-\\u009f\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^/%\\u0000-\\u001f\\u007f-\\u009f]*$',
+        ),
+    ]
+    rows: Annotated[Rows, Field(description="How many lines of each type follow the Scope's line.")]
+
+
+class ScopeExportScope(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    type: Literal['scope']
+    scope_id: Annotated[
+        StrictStr,
+        Field(
+            description='A caller-chosen Scope id such as `project:demo`: not blank, without control characters, `/` or `%`, so it always stands in a URL path and reads back as written.',
+            max_length=256,
+            min_length=1,
+            pattern='^[^/%\\u0000-\\u001f\\u007f-\\u009f]*[^/%\\u0000-\\u001f\\u007f-\\u009f\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^/%\\u0000-\\u001f\\u007f-\\u009f]*$',
+        ),
+    ]
+    title: Annotated[StrictStr, Field(max_length=512)]
+    summary: Annotated[StrictStr, Field(max_length=8000)]
+    version: Annotated[StrictInt, Field(ge=1, le=9007199254740991)]
+    memory_revision: Annotated[StrictInt, Field(ge=0, le=9007199254740991)]
+    entry_counter: Annotated[StrictInt, Field(ge=0, le=9007199254740991)]
+    created_at: Annotated[
+        StrictStr,
+        Field(
+            description='A UTC time as the store writes it, ISO 8601 (`2026-01-31T12:00:00.000000+00:00`).',
+            max_length=40,
+            pattern='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$',
+        ),
+    ]
+    updated_at: Annotated[
+        StrictStr,
+        Field(
+            description='A UTC time as the store writes it, ISO 8601 (`2026-01-31T12:00:00.000000+00:00`).',
+            max_length=40,
+            pattern='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$',
+        ),
+    ]
+    context_references: Annotated[
+        list[ScopeId],
+        Field(description='Other Scopes this Scope reads, in this order, one level deep.', max_length=16),
+    ]
+
+    @field_validator('context_references', mode='after')
+    @classmethod
+    def unique_items_validator(cls, v: Any, info: ValidationInfo) -> Any:
+        return unique_items(v, info)
+
+
+class ScopeExportCounter(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    type: Literal['counter']
+    name: Annotated[
+        Literal['candidate', 'experience', 'topic-memory'],
+        Field(description='The counter that numbers new Candidates, Experiences or topics.'),
+    ]
+    value: Annotated[StrictInt, Field(ge=0, le=9007199254740991)]
+
+
+class ScopeExportMemoryRevision(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    type: Literal['memory_revision']
+    revision: Annotated[StrictInt, Field(ge=1, le=9007199254740991)]
+    operation: Literal['remember', 'revise', 'retire', 'erase']
+    entry_id: Annotated[StrictStr, Field(pattern='^entry-[1-9][0-9]{0,15}$')]
+    created_at: Annotated[
+        StrictStr,
+        Field(
+            description='A UTC time as the store writes it, ISO 8601 (`2026-01-31T12:00:00.000000+00:00`).',
+            max_length=40,
+            pattern='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$',
+        ),
+    ]
+
+
+class ScopeExportMemoryEntry(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    type: Literal['memory_entry']
+    entry_id: Annotated[StrictStr, Field(pattern='^entry-[1-9][0-9]{0,15}$')]
+    entry_number: Annotated[StrictInt, Field(ge=1, le=9007199254740991)]
+    kind: Annotated[
+        StrictStr,
+        Field(
+            description='A label for the entry (not an Artifact family).', pattern='^[a-z][a-z0-9_-]{0,63}$'
+        ),
+    ]
+    head_version: Annotated[StrictInt, Field(ge=1, le=9007199254740991)]
+    retired_revision: Annotated[StrictInt | None, Field(ge=1, le=9007199254740991)]
+
+
+class ScopeExportMemoryEntryVersion(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    type: Literal['memory_entry_version']
+    entry_id: Annotated[StrictStr, Field(pattern='^entry-[1-9][0-9]{0,15}$')]
+    version_number: Annotated[StrictInt, Field(ge=1, le=9007199254740991)]
+    entry_version_id: Annotated[StrictStr, Field(pattern='^entry-[1-9][0-9]{0,15}-v[1-9][0-9]{0,15}$')]
+    text: Annotated[
+        StrictStr,
+        Field(
+            max_length=16000,
+            min_length=1,
+            pattern='[^\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]',
+        ),
+    ]
+    added_revision: Annotated[StrictInt, Field(ge=1, le=9007199254740991)]
+    removed_revision: Annotated[StrictInt | None, Field(ge=1, le=9007199254740991)]
+
+
+class ScopeExportMemoryErasure(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    type: Literal['memory_erasure']
+    entry_id: Annotated[StrictStr, Field(pattern='^entry-[1-9][0-9]{0,15}$')]
+    erased_revision: Annotated[StrictInt, Field(ge=1, le=9007199254740991)]
+
+
+class ScopeExportArtifactRevision(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    type: Literal['artifact_revision']
+    family: Literal['experience', 'profile', 'topic-memory']
+    artifact_id: Annotated[StrictStr, Field(pattern='^[a-z0-9][a-z0-9._:-]{0,127}$')]
+    revision: Annotated[StrictInt, Field(ge=1, le=9007199254740991)]
+    payload: Annotated[
+        StrictStr,
+        Field(
+            description="The stored JSON of an Experience (`situation`, `action`, `outcome`, `lesson`), a Profile (`content`) or a topic (`title`, `summary`, `detail`), each within its request's bounds.",
+            max_length=600000,
+            min_length=2,
+        ),
+    ]
+    created_at: Annotated[
+        StrictStr,
+        Field(
+            description='A UTC time as the store writes it, ISO 8601 (`2026-01-31T12:00:00.000000+00:00`).',
+            max_length=40,
+            pattern='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$',
+        ),
+    ]
+
+
+class ScopeExportArtifactHead(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    type: Literal['artifact_head']
+    family: Literal['experience', 'profile', 'topic-memory']
+    artifact_id: Annotated[StrictStr, Field(pattern='^[a-z0-9][a-z0-9._:-]{0,127}$')]
+    revision: Annotated[StrictInt, Field(ge=1, le=9007199254740991)]
+
+
+class ScopeExportCandidate(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    type: Literal['candidate']
+    candidate_id: Annotated[StrictStr, Field(pattern='^candidate-[1-9][0-9]{0,15}$')]
+    candidate_number: Annotated[StrictInt, Field(ge=1, le=9007199254740991)]
+    family: Literal['experience', 'profile']
+    target_artifact_id: Annotated[StrictStr | None, Field(pattern='^[a-z0-9][a-z0-9._:-]{0,127}$')]
+    base_revision: Annotated[StrictInt, Field(ge=0, le=9007199254740991)]
+    payload: Annotated[
+        StrictStr,
+        Field(
+            description="The stored JSON of an Experience (`situation`, `action`, `outcome`, `lesson`), a Profile (`content`) or a topic (`title`, `summary`, `detail`), each within its request's bounds.",
+            max_length=600000,
+            min_length=2,
+        ),
+    ]
+    state: Literal['pending', 'approved', 'rejected']
+    version: Annotated[StrictInt, Field(ge=1, le=9007199254740991)]
+    committed_artifact_id: Annotated[StrictStr | None, Field(pattern='^[a-z0-9][a-z0-9._:-]{0,127}$')]
+    committed_revision: Annotated[StrictInt | None, Field(ge=1, le=9007199254740991)]
+    created_at: Annotated[
+        StrictStr,
+        Field(
+            description='A UTC time as the store writes it, ISO 8601 (`2026-01-31T12:00:00.000000+00:00`).',
+            max_length=40,
+            pattern='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$',
+        ),
+    ]
+    decided_at: Annotated[
+        StrictStr | None,
+        Field(
+            description='A UTC time as the store writes it, ISO 8601 (`2026-01-31T12:00:00.000000+00:00`).',
+            max_length=40,
+            pattern='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$',
+        ),
+    ]
+
+
 class ListScopesParameters(BaseModel):
     limit: Annotated[StrictInt, Field(ge=1, le=200)] = 50
     cursor: Annotated[
@@ -814,6 +1080,30 @@ class UpdateScopeParameters(BaseModel):
 
 
 class DeleteScopeParameters(BaseModel):
+    scope_id: Annotated[
+        StrictStr,
+        Field(
+            description='A caller-chosen Scope id such as `project:demo`: not blank, without control characters, `/` or `%`, so it always stands in a URL path and reads back as written.',
+            max_length=256,
+            min_length=1,
+            pattern='^[^/%\\u0000-\\u001f\\u007f-\\u009f]*[^/%\\u0000-\\u001f\\u007f-\\u009f\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^/%\\u0000-\\u001f\\u007f-\\u009f]*$',
+        ),
+    ]
+
+
+class ExportScopeParameters(BaseModel):
+    scope_id: Annotated[
+        StrictStr,
+        Field(
+            description='A caller-chosen Scope id such as `project:demo`: not blank, without control characters, `/` or `%`, so it always stands in a URL path and reads back as written.',
+            max_length=256,
+            min_length=1,
+            pattern='^[^/%\\u0000-\\u001f\\u007f-\\u009f]*[^/%\\u0000-\\u001f\\u007f-\\u009f\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^/%\\u0000-\\u001f\\u007f-\\u009f]*$',
+        ),
+    ]
+
+
+class ImportScopeParameters(BaseModel):
     scope_id: Annotated[
         StrictStr,
         Field(
@@ -1005,6 +1295,17 @@ class ArtifactRevision(BaseModel):
     experience: ExperienceFields | MISSING = MISSING
     profile: StrictStr | MISSING = MISSING
     topic: TopicFields | MISSING = MISSING
+
+
+ScopeExportLine = TypeAliasType(
+    "ScopeExportLine",
+    Annotated[
+        ScopeExportScope | ScopeExportCounter | ScopeExportMemoryRevision | ScopeExportMemoryEntry | ScopeExportMemoryEntryVersion | ScopeExportMemoryErasure | ScopeExportArtifactRevision | ScopeExportArtifactHead | ScopeExportCandidate,
+        Field(
+            description="One line of an export after its header: the Scope's line, then its rows type by type in this order."
+        ),
+    ],
+)
 
 
 class Capabilities(BaseModel):

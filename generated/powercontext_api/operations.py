@@ -34,7 +34,9 @@ class Parameter:
 @dataclass(frozen=True, slots=True)
 class Operation(Generic[ResponseT]):
     """One operation. `parameters_model` validates the path and query parameters together,
-    `body_model` the JSON body; `response_model` is the success answer, sent as `status`."""
+    `body_model` the JSON body; `response_model` is the success answer, sent as `status`. A
+    body or answer of `application/x-ndjson` is a stream of JSON lines instead, with no model
+    here (`body_model` None, `response_model` BaseModel): the contract describes its lines."""
 
     operation_id: str
     method: str
@@ -48,6 +50,8 @@ class Operation(Generic[ResponseT]):
     body_required: bool = False
     responses: Mapping[int, type[BaseModel]] = field(default_factory=dict)
     summary: str = ""
+    body_media_type: str = 'application/json'
+    response_media_type: str = 'application/json'
 
 
 HEALTH_LIVE: Operation[models.HealthStatus] = Operation(
@@ -200,6 +204,53 @@ DELETE_SCOPE: Operation[models.ScopeErasure] = Operation(
         503: models.ErrorResponse,
     },
     summary='Erase a Scope with every family, candidate and index row it holds.',
+)
+
+EXPORT_SCOPE: Operation[BaseModel] = Operation(
+    operation_id='export_scope',
+    method='GET',
+    path='/v1/scopes/{scope_id}/export',
+    access='scope.export',
+    status=200,
+    response_model=BaseModel,
+    parameters=(
+        Parameter('scope_id', 'path', True, False),
+    ),
+    parameters_model=models.ExportScopeParameters,
+    responses={
+        401: models.ErrorResponse,
+        403: models.ErrorResponse,
+        404: models.ErrorResponse,
+        422: models.ErrorResponse,
+        503: models.ErrorResponse,
+    },
+    summary='Stream the Scope with everything it holds as a versioned JSON Lines export.',
+    response_media_type='application/x-ndjson',
+)
+
+IMPORT_SCOPE: Operation[models.ScopeImport] = Operation(
+    operation_id='import_scope',
+    method='POST',
+    path='/v1/scopes/{scope_id}/import',
+    access='server.admin',
+    status=201,
+    response_model=models.ScopeImport,
+    parameters=(
+        Parameter('scope_id', 'path', True, False),
+    ),
+    parameters_model=models.ImportScopeParameters,
+    body_required=True,
+    responses={
+        201: models.ScopeImport,
+        401: models.ErrorResponse,
+        403: models.ErrorResponse,
+        409: models.ErrorResponse,
+        415: models.ErrorResponse,
+        422: models.ErrorResponse,
+        503: models.ErrorResponse,
+    },
+    summary='Recreate a Scope from an export stream, under this id, in one transaction.',
+    body_media_type='application/x-ndjson',
 )
 
 REMEMBER: Operation[models.MemoryEntry] = Operation(
@@ -685,6 +736,8 @@ OPERATIONS: tuple[Operation[BaseModel], ...] = (
     GET_SCOPE,
     UPDATE_SCOPE,
     DELETE_SCOPE,
+    EXPORT_SCOPE,
+    IMPORT_SCOPE,
     REMEMBER,
     REMEMBER_BATCH,
     REVISE_MEMORY_ENTRY,

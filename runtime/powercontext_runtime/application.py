@@ -9,7 +9,7 @@ say (duplicate families, the total-entries policy, references, existence, access
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import TypeVar, cast, get_args
 
@@ -27,9 +27,11 @@ from powercontext_api.models import (
     EntryEraseRequest,
     ExperienceGetRequest,
     ExperienceSection,
+    ExportScopeParameters,
     FamilySection,
     GetArtifactRevisionParameters,
     GetScopeParameters,
+    ImportScopeParameters,
     ListCandidatesRequest,
     ListEntriesRequest,
     ListScopesParameters,
@@ -211,6 +213,25 @@ class ScopedContextApplication:
     ) -> wire.ScopeErasure:
         self._store.delete_scope(target.scope_id)
         return wire.ScopeErasure(scope_id=target.scope_id)
+
+    @operation
+    def export_scope(
+        self, request: ExportScopeParameters, *, principal: Principal = FULL_ACCESS
+    ) -> Iterator[bytes]:
+        """The Scope's export in chunks of whole JSON lines, read from one snapshot as they are
+        consumed; close the iterator to end it early. `ScopeNotFound` before the first chunk."""
+        return self._store.export_scope(request.scope_id)
+
+    @operation
+    def import_scope(
+        self, target: ImportScopeParameters, lines: Iterable[bytes], *, principal: Principal = FULL_ACCESS
+    ) -> wire.ScopeImport:
+        """Recreate the Scope an export's `lines` hold, under `target.scope_id`, in one transaction;
+        as creating it would, this needs `scope.read` on every Scope it references."""
+        rows, indexed = self._store.import_scope(
+            target.scope_id, lines, lambda references: principal.require("scope.read", references)
+        )
+        return wire.ScopeImport(scope_id=target.scope_id, rows=rows, indexed=indexed)
 
     # Memory -------------------------------------------------------------------------------------
     @operation

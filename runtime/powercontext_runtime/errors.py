@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,3 +60,18 @@ class RevisionConflict(PowerContextError):
 
 class RetrievalUnavailable(PowerContextError):
     """A configured storage or retrieval service failed; never turned into an empty success."""
+
+
+class InvalidExport(PowerContextError):
+    """An import stream that is not an export this release can import (not one at all, another
+    format version, a line outside the contract's bounds, cut off, inconsistent); nothing was
+    written. `line` is the line at fault when there is one; `model` and `errors` are the contract's
+    schema for that line and pydantic's report against it, when that is what refused it."""
+
+    def __init__(
+        self, message: str, line: int | None = None, model: Any = None, errors: Sequence[Any] = ()
+    ) -> None:
+        super().__init__(message)
+        self.line = line
+        self.model = model
+        self.errors = tuple(errors)

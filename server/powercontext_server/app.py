@@ -32,6 +32,7 @@ from .metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from .metrics import Metrics
 from .middleware import EdgeMiddleware
 from .settings import HttpSettings
+from .streams import streamed_body
 from .ui_page import ui_routes
 
 SPEC_FILENAME = "powercontext.yaml"
@@ -105,7 +106,10 @@ def create_app(
         swagger_ui_options=SwaggerUIOptions(spec_path="/openapi.json", swagger_ui_path="/docs"),
     )
     return EdgeMiddleware(
-        _DocsBeside(operations_app, docs), max_body_bytes=http.max_body_bytes, metrics=metrics
+        _DocsBeside(operations_app, docs),
+        max_body_bytes=http.max_body_bytes,
+        metrics=metrics,
+        streamed=streamed_body,
     )
 
 

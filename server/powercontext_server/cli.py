@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import logging
 import os
 import secrets
@@ -32,12 +33,9 @@ from powercontext_runtime import (
     token_digest,
 )
 from powercontext_runtime.store.copy import CopyFailed, CopyRefused, copy_store
-from powercontext_runtime.store.scope_transfer import (
-    TransferFailed,
-    TransferRefused,
-    export_scope,
-    import_scope,
-)
+from powercontext_runtime.store.export_lines import MAX_LINE_BYTES
+from powercontext_runtime.store.scope_export import export_scope
+from powercontext_runtime.store.scope_transfer import TransferFailed, TransferRefused, import_scope
 
 from .allocator import keep_freed_memory
 from .http_edge import raise_open_file_limit, uvicorn_options
@@ -117,6 +115,9 @@ def _parser() -> argparse.ArgumentParser:
         ),
     )
     import_.add_argument("file", metavar="FILE", help="A file `powercontext export` wrote; - for stdin.")
+    import_.add_argument(
+        "--scope-id", metavar="SCOPE_ID", help="Import the Scope under this id (default: the id in FILE)."
+    )
     _add_database_options(import_)
     return parser
 
@@ -236,17 +237,17 @@ def _replaced(path: Path) -> Iterator[BinaryIO]:
         raise
 
 
-def import_command(url: str, source: str) -> int:
+def import_command(url: str, source: str, scope_id: str | None = None) -> int:
     """`powercontext import`: exit 2 when refused (not an export, unknown version, Scope id taken,
     referenced Scopes missing), 1 on a database error; either way the database is unchanged."""
     backend = backend_for(url)
     try:
         with _progress() as bar:
             if source == "-":
-                report = import_scope(backend, sys.stdin.buffer, bar)
+                report = import_scope(backend, bounded_lines(sys.stdin.buffer), bar, scope_id)
             else:
                 with open(source, "rb") as file:
-                    report = import_scope(backend, file, bar)
+                    report = import_scope(backend, bounded_lines(file), bar, scope_id)
     except TransferRefused as exc:
         print(f"powercontext: {exc}", file=sys.stderr)
         return 2
@@ -264,6 +265,12 @@ def import_command(url: str, source: str) -> int:
         flush=True,
     )
     return 0
+
+
+def bounded_lines(file: BinaryIO) -> Iterator[bytes]:
+    """The file's lines, none read past the longest an export may hold: a longer one comes as its
+    first `MAX_LINE_BYTES + 1` bytes, which the import refuses, so memory stays bounded."""
+    return iter(functools.partial(file.readline, MAX_LINE_BYTES + 1), b"")
 
 
 def copy_databases(source_url: str, target_url: str) -> int:
@@ -366,7 +373,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             url = database_url(args, dict(os.environ))
             if args.command == "export":
                 return export_command(url, args.scope_id, args.output)
-            return import_command(url, args.file)
+            return import_command(url, args.file, args.scope_id)
         except ConfigurationError as exc:
             print(f"powercontext: {exc}", file=sys.stderr)
             return 2

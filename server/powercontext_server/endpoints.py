@@ -1,6 +1,8 @@
 """One generic endpoint per operation of the generated table: authenticate, parse the parameters
 and the body into their generated models, call the Runtime method named by the operationId, and
 answer with its generated response model. Every failure becomes its error body in `errors.py`.
+A streamed body (`application/x-ndjson`) reaches the method as an iterator of its lines, and a
+streamed answer is sent chunk by chunk as the method's iterator yields it (`streams.py`).
 """
 
 from __future__ import annotations
@@ -8,10 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 
 from powercontext_api.operations import Operation
 from powercontext_runtime import (
@@ -25,6 +26,7 @@ from powercontext_runtime import (
 from .errors import JSON_MEDIA_TYPE, REQUEST_ID_SCOPE_KEY, UnsupportedMediaType, response_for
 from .metrics import LABELS_SCOPE_KEY, Metrics
 from .parsing import parse_body, parse_parameters, relocated
+from .streams import STREAM_MEDIA_TYPE, is_stream, request_lines, streamed, utf8_or_unsaid
 
 Endpoint = Callable[[Request], Any]
 
@@ -36,11 +38,7 @@ def is_json(content_type: str) -> bool:
     kind, _, subtype = media.strip().lower().partition("/")
     if kind != "application" or not (subtype == "json" or subtype.endswith("+json")):
         return False
-    for parameter in parameters.split(";"):
-        name, _, value = parameter.partition("=")
-        if name.strip().lower() == "charset" and value.strip().strip('"').lower() not in ("utf-8", "utf8"):
-            return False
-    return True
+    return utf8_or_unsaid(parameters)
 
 
 def bearer_token(request: Request) -> str | None:
@@ -65,13 +63,15 @@ def endpoint(
             options = {} if principal is None else {"principal": principal}
             try:
                 method = getattr(application, name)  # looked up per call: tests inject faults there
-                result: BaseModel = await run_in_threadpool(method, *models, **options)
+                result = await run_in_threadpool(method, *models, **options)
             except InvalidRequest as exc:
                 raise relocated(operation, exc) from None
         except Exception as exc:  # every failure is answered with its error body
             if isinstance(exc, RetrievalUnavailable):
                 metrics.observe_store_error()
             return response_for(exc, str(request.scope.get(REQUEST_ID_SCOPE_KEY, "-")))
+        if operation.response_media_type == STREAM_MEDIA_TYPE:
+            return StreamingResponse(streamed(result), operation.status, media_type=STREAM_MEDIA_TYPE)
         return Response(
             result.__pydantic_serializer__.to_json(result, by_alias=True),
             operation.status,
@@ -81,12 +81,16 @@ def endpoint(
     return handle
 
 
-async def _request_models(operation: Operation[Any], request: Request) -> list[BaseModel | None]:
-    models: list[BaseModel | None] = []
+async def _request_models(operation: Operation[Any], request: Request) -> list[Any]:
+    models: list[Any] = []
     parameters = parse_parameters(operation, request.path_params, request.query_params.multi_items())
     if parameters is not None:
         models.append(parameters)
-    if operation.body_model is not None:
+    if operation.body_media_type == STREAM_MEDIA_TYPE:
+        if not is_stream(request.headers.get("content-type", "")):
+            raise UnsupportedMediaType(STREAM_MEDIA_TYPE)
+        models.append(request_lines(request))
+    elif operation.body_model is not None:
         raw = await request.body()
         content_type = request.headers.get("content-type")
         if content_type is None:

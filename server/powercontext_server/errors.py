@@ -7,6 +7,7 @@ validation details carry only schema-side `type`/`loc`/`msg`, so no error body e
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from powercontext_runtime import (
     EntryNotFound,
     ErrorItem,
     Forbidden,
+    InvalidExport,
     InvalidRequest,
     PowerContextError,
     RetrievalUnavailable,
@@ -32,6 +34,8 @@ from powercontext_runtime import (
     Unauthenticated,
 )
 
+from .parsing import wire_errors
+
 logger = logging.getLogger("powercontext.server")
 
 REQUEST_ID_HEADER = "X-PowerContext-Request-ID"
@@ -40,6 +44,7 @@ JSON_MEDIA_TYPE = "application/json"
 
 INVALID_REQUEST_MESSAGE = "The request violates the API contract."
 INTERNAL_ERROR_MESSAGE = "The Server failed."
+INVALID_EXPORT_MESSAGE = "The body is not a Scope export this server can import; nothing was imported."
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,12 +98,27 @@ def invalid_request(errors: Iterable[ErrorItem]) -> HttpError:
     return HttpError(422, "invalid_request", INVALID_REQUEST_MESSAGE, details)
 
 
+def invalid_export(exc: InvalidExport) -> HttpError:
+    """422 `invalid_export`: the line at fault and, when the contract's schema for it refused it,
+    its items as for a body (located at `body`, the line number, then the field)."""
+    details: dict[str, Any] = {"line": exc.line}
+    if exc.model is not None and exc.errors:
+        where = functools.partial(_on_line, exc.line)
+        items = wire_errors(exc.model, exc.errors, where)
+        details["errors"] = [{"type": e.type, "loc": list(e.loc), "msg": e.msg} for e in items]
+    return HttpError(422, "invalid_export", INVALID_EXPORT_MESSAGE, details)
+
+
+def _on_line(line: int | None, loc: tuple[str | int, ...]) -> tuple[str | int, ...]:
+    return ("body", line or 0, *loc)
+
+
 def http_error_for(exc: BaseException) -> HttpError:
     """Map any exception to its wire form. Unknown exceptions are a 500 and carry nothing of `exc`."""
     if isinstance(exc, PowerContextError):
         return _runtime_error(exc)
     if isinstance(exc, UnsupportedMediaType):
-        return _FRAMEWORK_ERRORS[415]
+        return dataclasses.replace(_FRAMEWORK_ERRORS[415], details={"supported": [exc.supported]})
     if isinstance(exc, HTTPException):
         return _framework_error(exc)
     if isinstance(exc, ClientDisconnect):
@@ -125,6 +145,8 @@ def _runtime_error(exc: PowerContextError) -> HttpError:
         )
     if isinstance(exc, ScopeAlreadyExists):
         return HttpError(409, "scope_exists", "A Scope with this id already exists.")
+    if isinstance(exc, InvalidExport):
+        return invalid_export(exc)
     if isinstance(exc, RevisionConflict):
         return HttpError(409, "revision_conflict", exc.message)
     if isinstance(exc, RetrievalUnavailable):
@@ -145,7 +167,12 @@ def _framework_error(exc: HTTPException) -> HttpError:
 
 
 class UnsupportedMediaType(Exception):
-    """The request body is not declared as JSON (RFC 9110 media type, any case, parameters allowed)."""
+    """The request body is not declared as the operation's media type (RFC 9110 media type, any
+    case, parameters allowed): JSON, or JSON Lines for a streamed body."""
+
+    def __init__(self, supported: str = JSON_MEDIA_TYPE) -> None:
+        super().__init__(supported)
+        self.supported = supported
 
 
 def error_response(error: HttpError) -> Response:

@@ -6,7 +6,9 @@ and answers malformed HTTP in plain text. `EdgeProtocol` adds, per connection:
 - a cap on the request head: 431 `headers_too_large` (414 `uri_too_long` while still in the request
   line) as soon as more than the cap has arrived, so memory never grows with what a client sends;
 - a deadline for the head, from the connection's opening or the head's first byte, and one for the
-  rest of a declared body: 408 `request_timeout`, or a plain close when no request was begun;
+  rest of a declared body: 408 `request_timeout`, or a plain close when no request was begun (a
+  streamed body, an import's, has no size cap and may take as long as it keeps coming: its deadline
+  starts again with every piece that arrives);
 - the JSON error envelope, 400 `malformed_request`, for whatever the parser refuses, never echoing it.
 
 and per server process (`EdgeState`, shared by the connections of one uvicorn server):
@@ -52,6 +54,7 @@ from .errors import (
 )
 from .middleware import ConcurrencyLimit, access_logger
 from .settings import HttpSettings
+from .streams import streamed_body
 
 logger = logging.getLogger("powercontext.server")
 
@@ -101,6 +104,7 @@ class EdgeProtocol(HttpToolsProtocol):
         self._head_bytes = 0
         self._request_line_ended = False
         self._lingering = False
+        self._streamed = False  # the request's body is a stream (an import): its deadline is for silence
 
     # Connection ---------------------------------------------------------------------------------
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -123,6 +127,8 @@ class EdgeProtocol(HttpToolsProtocol):
         # Feed a head to the parser no further than the cap, so it never buffers more than that.
         while data and not self._lingering and not self.transport.is_closing():
             if not self._in_head:
+                if self._streamed:  # bytes keep coming: the deadline starts again
+                    self._arm(self.edge.http.body_timeout_s, self._body_deadline_passed)
                 super().data_received(data)
                 return
             if self._deadline is None:  # the first byte of a request after an idle spell
@@ -150,12 +156,14 @@ class EdgeProtocol(HttpToolsProtocol):
         self._become_busy()
         self._arm(self.edge.http.body_timeout_s, self._body_deadline_passed)
         super().on_headers_complete()
+        self._streamed = streamed_body(self.scope.get("path", ""))
 
     def on_message_complete(self) -> None:
         self._cancel_deadline()
         self._in_head = True
         self._head_bytes = 0
         self._request_line_ended = False
+        self._streamed = False
         super().on_message_complete()
 
     def on_response_complete(self) -> None:

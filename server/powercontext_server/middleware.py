@@ -4,8 +4,10 @@ body cap, one log line and the metrics (`metrics.py`) of each request.
 `EdgeMiddleware` sits outside connexion's whole stack, so framework errors and 500s get the request
 id too, and are counted. The body cap holds for chunked bodies as well: a body without Content-Length is read up to
 the cap and replayed downstream with a Content-Length, which is also what connexion needs to see it
-at all. `ConcurrencyLimit` wraps the whole app at the HTTP edge (`http_edge.py` installs it) and
-only marks a request over the limit; `EdgeMiddleware` answers it, with its request id and log line.
+at all. A streamed body (an import) is not capped: it is read line by line as it is imported, each
+line within its own bound (`streams.py`). `ConcurrencyLimit` wraps the whole app at the HTTP edge
+(`http_edge.py` installs it) and only marks a request over the limit; `EdgeMiddleware` answers it,
+with its request id and log line.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from collections.abc import Callable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -54,10 +57,18 @@ class ConcurrencyLimit:
 
 
 class EdgeMiddleware:
-    def __init__(self, app: ASGIApp, *, max_body_bytes: int, metrics: Metrics) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        max_body_bytes: int,
+        metrics: Metrics,
+        streamed: Callable[[str], bool] = lambda path: False,
+    ) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
         self.metrics = metrics
+        self.streamed = streamed  # paths whose body is a stream, read line by line and never capped
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -109,6 +120,8 @@ class EdgeMiddleware:
 
     async def _capped(self, scope: Scope, receive: Receive) -> tuple[Scope | None, Receive]:
         """The scope and receive channel to pass on, or `(None, receive)` when the body is too large."""
+        if self.streamed(scope["path"]):
+            return scope, receive
         length: bytes | None = None
         chunked = False
         for name, value in scope["headers"]:

@@ -233,6 +233,8 @@ OPERATIONS: list[tuple[str, str, Request]] = [
         lambda w, s: ("POST", "/v1/memory/entries/erase", {"scope_id": s, "entry_id": "entry-1"}),
     ),
     ("delete_scope", "scope.erase", lambda w, s: ("DELETE", f"/v1/scopes/{s}", None)),
+    # Nor scope.export: an export is granted on purpose (import, server.admin: test_scope_transfer_http).
+    ("export_scope", "scope.export", lambda w, s: ("GET", f"/v1/scopes/{s}/export", None)),
     (
         "create_scope",
         "server.admin",

@@ -104,7 +104,10 @@ def test_the_client_lists_both_commands_and_hands_them_to_the_server() -> None:
     ("command", "usage"),
     [
         ("export", "`powercontext export SCOPE_ID --output FILE [--data-dir DATA_DIR] [--database-url URL]`"),
-        ("import", "`powercontext import FILE [--data-dir DATA_DIR] [--database-url URL]`"),
+        (
+            "import",
+            "`powercontext import FILE [--scope-id SCOPE_ID] [--data-dir DATA_DIR] [--database-url URL]`",
+        ),
     ],
 )
 def test_docs_name_every_argument_and_option(command: str, usage: str) -> None:

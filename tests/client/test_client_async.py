@@ -149,6 +149,9 @@ CALLS: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
     ("get_topic", ("project:demo", TOPIC_REF), {}),
     ("prepare_context", ("project:demo", "q"), {"max_bytes": 4000, "assembly": {"sections": []}}),
     ("explain_prepare_context", ("project:demo", "q"), {"assembly": {}}),
+    ("export_scope", ("project:a b", [].append), {}),
+    ("import_scope", ([b'{"scope_id": "x"}\n', b'{"type": "scope"}\n'],), {"scope_id": "project:a b"}),
+    ("import_scope", (b'{"format": "powercontext.scope-export", "scope_id": "project:a b"}\n',), {}),
     ("call", (operations.GET_PROFILE, {"scope_id": "project:demo"}), {}),
     ("call", (operations.GET_ARTIFACT_REVISION,), {"path": {**EXPERIENCE_REF, "scope_id": "project:a b"}}),
 ]

@@ -76,6 +76,15 @@ AUTH = {"Authorization": f"Bearer {TOKEN}"}
 schema = schemathesis.openapi.from_path(default_spec_path(), config=SchemathesisConfig.from_str(CONFIG))
 
 
+@schemathesis.serializer("application/x-ndjson")
+def json_lines(ctx: Any, value: Any) -> bytes:
+    """An import's body: the generated line (or each of a generated list) as one JSON line."""
+    if isinstance(value, bytes):
+        return value
+    lines = value if isinstance(value, list) else [value]
+    return b"".join(json.dumps(line, ensure_ascii=False).encode() + b"\n" for line in lines)
+
+
 class Seeded:
     def __init__(self, backend: str, citations: list[dict[str, Any]]) -> None:
         self.backend = backend

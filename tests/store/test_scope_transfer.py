@@ -51,14 +51,10 @@ from powercontext_runtime import (
     backend_for,
     open_application,
 )
-from powercontext_runtime.store import scope_transfer
+from powercontext_runtime.store import scope_export, scope_transfer
 from powercontext_runtime.store.copy import TABLES
-from powercontext_runtime.store.scope_transfer import (
-    TransferFailed,
-    TransferRefused,
-    export_scope,
-    import_scope,
-)
+from powercontext_runtime.store.scope_export import export_scope
+from powercontext_runtime.store.scope_transfer import TransferFailed, TransferRefused, import_scope
 from powercontext_server.cli import main as server_main
 
 from ..conftest import LiveServer
@@ -618,7 +614,7 @@ def test_refusals_exit_2_with_a_clear_message(
     before = table_rows(target)
     for path, message in (
         (unknown_type, 'Line 3 has an unknown type "hologram"'),
-        (bad_field, "Line 3 (counter): value has the wrong type."),
+        (bad_field, "Line 3 (counter) is outside the contract: value: Input should be a valid integer."),
     ):
         assert server_main(["import", str(path), "--database-url", target]) == 2, path
         assert message in capsys.readouterr().err, path
@@ -663,6 +659,7 @@ def test_memory_stays_flat_however_large_the_scope(
     """Export and import hold a batch at a time: eight times the entries, the same peak (batches
     made small so that a few thousand entries span many of them)."""
     monkeypatch.setattr(scope_transfer, "BATCH_ROWS", 50)
+    monkeypatch.setattr(scope_export, "BATCH_ROWS", 50)
     monkeypatch.setattr(scope_transfer, "INDEX_BATCH", 25)
     sizes = {"small": 200, "large": 1600}
     rng = random.Random(7)  # words of a small vocabulary: no cache of the tokenizer grows either

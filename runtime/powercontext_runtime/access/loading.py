@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from ..config import ConfigurationError, Settings
-from .policy import FULL_ACCESS, AccessPolicy, Credential, Grant, Principal, token_digest
+from .policy import FULL_ACCESS, AccessPolicy, Action, Credential, Grant, Principal, token_digest
 
 Digest = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 
@@ -17,7 +17,7 @@ Digest = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 class _GrantFile(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     actions: Annotated[
-        tuple[Literal["scope.read", "scope.write", "scope.review", "scope.erase", "server.admin"], ...],
+        tuple[Action, ...],
         Field(min_length=1),
     ]
     scopes: Annotated[tuple[Annotated[str, StringConstraints(min_length=1)], ...], Field(min_length=1)]

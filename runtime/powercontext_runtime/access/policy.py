@@ -15,8 +15,15 @@ from typing import Literal
 
 from ..errors import PowerContextError
 
-Action = Literal["scope.read", "scope.write", "scope.review", "scope.erase", "server.admin"]
-ACTIONS: tuple[Action, ...] = ("scope.read", "scope.write", "scope.review", "scope.erase", "server.admin")
+Action = Literal["scope.read", "scope.write", "scope.review", "scope.erase", "scope.export", "server.admin"]
+ACTIONS: tuple[Action, ...] = (
+    "scope.read",
+    "scope.write",
+    "scope.review",
+    "scope.erase",
+    "scope.export",
+    "server.admin",
+)
 
 
 class Unauthenticated(PowerContextError):

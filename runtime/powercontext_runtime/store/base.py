@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Protocol
 
@@ -133,3 +133,15 @@ class Store(Protocol):
 
     def latest_profiles(self, scope_ids: Sequence[str]) -> list[ProfileSnapshot | None]:
         """Per Scope, the latest committed Profile snapshot or None."""
+
+    # Moving a Scope -----------------------------------------------------------------------------
+    def export_scope(self, scope_id: str) -> Iterator[bytes]:
+        """The Scope's export (`powercontext.scope-export`), in chunks of whole lines, from one
+        snapshot held until the iterator ends or is closed. `ScopeNotFound` before the first chunk."""
+
+    def import_scope(
+        self, scope_id: str, lines: Iterable[bytes], check_references: Callable[[Sequence[str]], None]
+    ) -> tuple[dict[str, int], int]:
+        """Recreate an exported Scope under `scope_id` in one transaction, after `check_references`
+        accepted the Scopes it references; (lines imported by type, documents indexed).
+        `InvalidExport` (nothing written) for a stream that is no valid export, `ScopeAlreadyExists`."""

@@ -10,7 +10,7 @@ The file (`powercontext.scope-export`, version 1) is UTF-8 JSON Lines, one objec
   ids of the Scopes it reads (`context_references`, in order);
 * then the rows it owns, each `{"type": T, column: value, ...}`, type after type in this order:
   `counter`, `memory_revision`, `memory_entry`, `memory_entry_version`, `memory_erasure`,
-  `artifact_revision`, `artifact_head`, `candidate` (see `_KINDS`).
+  `artifact_revision`, `artifact_head`, `candidate` (see `KINDS`).
 
 Lines carry a row's public identity (`entry-3`, `entry-3-v2`, `experience-1`, `candidate-2`,
 revision and version numbers) and never the database's internal keys (`scope_key`, `version_key`,
@@ -19,10 +19,11 @@ and read back in key order, so their new keys keep the old ones' order, which se
 The search index is not exported: the import indexes the heads again through `sql_search`, so
 the generations of running servers' in-memory mirrors advance with it.
 
-The export reads one snapshot (one read transaction) a page of rows at a time and writes them
-line by line; the import reads line by line, inserts in batches and runs in one write transaction,
-so a failed or refused import leaves the target exactly as it was. Memory stays flat either way,
-whatever the Scope's size.
+The export (`scope_export`) reads one snapshot (one read transaction) a page of rows at a time and
+yields it line by line; the import (here) reads line by line, holds every line to the contract's
+schema for it (`export_lines`), inserts in batches and runs in one write transaction, so a failed
+or refused import leaves the target exactly as it was. Memory stays flat either way, whatever the
+Scope's size; time is linear in the file's.
 """
 
 from __future__ import annotations
@@ -30,418 +31,187 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import suppress
-from dataclasses import dataclass
 from typing import Any
 
-from ..errors import PowerContextError, RetrievalUnavailable
-from ..models import EXPERIENCE_FAMILY, PROFILE_FAMILY, TOPIC_FAMILY, ArtifactRef
-from . import sql_search
-from .artifacts import SEARCHED_FAMILIES, decode_artifact, decode_proposal, search_text
+from powercontext_api.models import ScopeExportHeader, ScopeExportScope
+
+from ..errors import ScopeAlreadyExists
+from ..models import ArtifactRef
+from . import export_lines, migrations, sql_search
+from .artifacts import SEARCHED_FAMILIES, decode_artifact, search_text
 from .backends import Backend
 from .clock import now
 from .conn import Conn
+from .export_lines import RowLimits, TransferRefused
 from .progress import Progress
-from .sql_store import SqlStore
+from .transfer_format import (
+    BY_NAME,
+    FORMAT,
+    KINDS,
+    RANK,
+    SCOPE_FIELDS,
+    VERSION,
+    Kind,
+    TransferFailed,
+    TransferReport,
+    known_version,
+    schema_version,
+    transaction,
+)
 
-FORMAT = "powercontext.scope-export"
-VERSION = 1
-# Rows per read of the export and per multi-row INSERT of the import (or fewer when their text is
-# long: a batch is flushed once it holds `BATCH_BYTES` of lines); documents per indexing step,
-# whose terms and postings take several times the text's size while they are written.
+__all__ = [
+    "ScopeIdTaken",
+    "TransferFailed",
+    "TransferRefused",
+    "TransferReport",
+    "import_lines",
+    "import_scope",
+]
+
+# Rows per multi-row INSERT (or fewer when their text is long: a batch is flushed once it holds
+# `BATCH_BYTES` of lines); documents per indexing step, whose terms and postings take several times
+# the text's size while they are written.
 BATCH_ROWS = 1000
 BATCH_BYTES = 4 << 20
 INDEX_BATCH = 250
 
-_ARTIFACT_FAMILIES = frozenset({EXPERIENCE_FAMILY, PROFILE_FAMILY, TOPIC_FAMILY})
-_CANDIDATE_STATES = frozenset({"pending", "approved", "rejected"})
-_MEMORY_OPERATIONS = frozenset({"remember", "revise", "retire", "erase"})
 
-
-class TransferRefused(PowerContextError):
-    """The export or import cannot be done as asked (unknown Scope, not an export, unknown format
-    version, Scope id taken, referenced Scopes missing, inconsistent file); nothing was written."""
-
-
-class TransferFailed(PowerContextError):
-    """A database error stopped the export or import; an import's target is as it was."""
-
-    def __init__(self, cause: Exception) -> None:
-        super().__init__(f"{type(cause).__name__}: {cause}")
-
-
-@dataclass(frozen=True, slots=True)
-class TransferReport:
-    scope_id: str
-    rows: dict[str, int]  # line type → lines written or read, `scope` included
-    indexed: int  # head documents indexed (imports)
-    seconds: float
-
-
-# Line types ---------------------------------------------------------------------------------------
-
-# A column's JSON type: "s" string, "i" integer, "?" when it may be null.
-_SCOPE_FIELDS = (
-    ("scope_id", "s"),
-    ("title", "s"),
-    ("summary", "s"),
-    ("version", "i"),
-    ("memory_revision", "i"),
-    ("entry_counter", "i"),
-    ("created_at", "s"),
-    ("updated_at", "s"),
-)
-
-
-@dataclass(frozen=True, slots=True)
-class _Kind:
-    name: str  # the line's "type"
-    table: str
-    fields: tuple[tuple[str, str], ...]  # (column, JSON type), in the line's order
-    order: str  # a column unique within the Scope, in the rows' write order: the export's pages
-    start: object = 0  # a value below every value of `order`
-
-    @property
-    def columns(self) -> str:
-        return ", ".join(column for column, _ in self.fields)
-
-
-# In file order, which is also an order the foreign keys allow (every table references `scopes`;
-# artifact heads reference revisions).
-_KINDS = (
-    _Kind("counter", "scope_counters", (("name", "s"), ("value", "i")), "name", ""),
-    _Kind(
-        "memory_revision",
-        "memory_revisions",
-        (("revision", "i"), ("operation", "s"), ("entry_id", "s"), ("created_at", "s")),
-        "revision",
-    ),
-    _Kind(
-        "memory_entry",
-        "memory_entries",
-        (
-            ("entry_id", "s"),
-            ("entry_number", "i"),
-            ("kind", "s"),
-            ("head_version", "i"),
-            ("retired_revision", "i?"),
-        ),
-        "entry_number",
-    ),
-    _Kind(
-        "memory_entry_version",
-        "memory_entry_versions",
-        (
-            ("entry_id", "s"),
-            ("version_number", "i"),
-            ("entry_version_id", "s"),
-            ("text", "s"),
-            ("added_revision", "i"),
-            ("removed_revision", "i?"),
-        ),
-        "version_key",
-    ),
-    _Kind("memory_erasure", "memory_erasures", (("entry_id", "s"), ("erased_revision", "i")), "entry_id", ""),
-    _Kind(
-        "artifact_revision",
-        "artifact_revisions",
-        (("family", "s"), ("artifact_id", "s"), ("revision", "i"), ("payload", "s"), ("created_at", "s")),
-        "revision_key",
-    ),
-    _Kind(
-        "artifact_head",
-        "artifact_heads",
-        (("family", "s"), ("artifact_id", "s"), ("revision", "i")),
-        "revision_key",
-    ),
-    _Kind(
-        "candidate",
-        "candidates",
-        (
-            ("candidate_id", "s"),
-            ("candidate_number", "i"),
-            ("family", "s"),
-            ("target_artifact_id", "s?"),
-            ("base_revision", "i"),
-            ("payload", "s"),
-            ("state", "s"),
-            ("version", "i"),
-            ("committed_artifact_id", "s?"),
-            ("committed_revision", "i?"),
-            ("created_at", "s"),
-            ("decided_at", "s?"),
-        ),
-        "candidate_number",
-    ),
-)
-_BY_NAME = {kind.name: kind for kind in _KINDS}
-_RANK = {kind.name: rank for rank, kind in enumerate(_KINDS)}
-# Tables a database may lack and still be exported: they came with later migrations.
-_OPTIONAL_TABLES = frozenset({"memory_erasures"})
-
-
-def _schema_version(conn: Conn) -> int:
-    return int(conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0] or 0)
-
-
-def _known_version(backend: Backend) -> int:
-    return max(migration.version for migration in backend.migrations)
-
-
-def _line(record: dict[str, Any]) -> bytes:
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
-
-
-# Export -------------------------------------------------------------------------------------------
-
-
-def export_scope(
-    backend: Backend, scope_id: str, write: Callable[[bytes], object], progress: Progress | None = None
-) -> TransferReport:
-    """Write the Scope `scope_id` of `backend` as export lines through `write`, from one snapshot.
-
-    The database is read as it is, never migrated or created: `TransferRefused` for a database
-    without PowerContext's tables, one newer than this release, or no such Scope."""
-    started = time.perf_counter()
-    try:
-        conn = backend.connect()
-    except backend.errors as exc:
-        raise TransferFailed(exc) from exc
-    try:
-        backend.begin(conn, write=False)
-        try:
-            rows = _export(conn, backend, scope_id, write, progress)
-        finally:
-            with suppress(*backend.errors):
-                backend.rollback(conn)
-    except backend.errors as exc:
-        raise TransferFailed(exc) from exc
-    finally:
-        with suppress(*backend.errors):
-            backend.close(conn)
-    return TransferReport(scope_id, rows, 0, time.perf_counter() - started)
-
-
-def _export(
-    conn: Conn, backend: Backend, scope_id: str, write: Callable[[bytes], object], progress: Progress | None
-) -> dict[str, int]:
-    tables = {str(row[0]) for row in conn.execute(backend.list_tables).fetchall()}
-    required = ("schema_migrations", "scopes", "scope_references", *(k.table for k in _KINDS))
-    missing = [t for t in required if t not in tables and t not in _OPTIONAL_TABLES]
-    if missing:
-        raise TransferRefused(
-            f"The database is not a PowerContext store (it lacks the tables {', '.join(missing)})."
-        )
-    schema_version, known = _schema_version(conn), _known_version(backend)
-    if schema_version > known:
-        raise TransferRefused(
-            f"The database is at schema version {schema_version}, newer than this release's {known}: "
-            "export it with the release that serves it."
-        )
-    row = conn.execute(
-        "SELECT scope_key, " + ", ".join(f for f, _ in _SCOPE_FIELDS) + " FROM scopes WHERE scope_id = ?",
-        (scope_id,),
-    ).fetchone()
-    if row is None:
-        raise TransferRefused(f"There is no Scope {scope_id!r} in this database.")
-    key = int(row[0])
-    scope: dict[str, Any] = {"type": "scope"}
-    scope.update(zip((f for f, _ in _SCOPE_FIELDS), row[1:], strict=True))
-    scope["context_references"] = [
-        str(r[0])
-        for r in conn.execute(
-            "SELECT s.scope_id FROM scope_references r JOIN scopes s ON s.scope_key = r.referenced_key"
-            " WHERE r.scope_key = ? ORDER BY r.position",
-            (key,),
-        ).fetchall()
-    ]
-    kinds = [kind for kind in _KINDS if kind.table in tables]
-    counts = {
-        kind.name: int(
-            conn.execute(f"SELECT COUNT(*) FROM {kind.table} WHERE scope_key = ?", (key,)).fetchone()[0]
-        )
-        for kind in kinds
-    }
-    header = {
-        "format": FORMAT,
-        "version": VERSION,
-        "exported_at": now(),
-        "schema_version": schema_version,
-        "scope_id": scope_id,
-        "rows": {kind.name: counts.get(kind.name, 0) for kind in _KINDS},
-    }
-    if progress is not None:
-        progress.stage("export", 1 + sum(counts.values()))
-    write(_line(header))
-    write(_line(scope))
-    if progress is not None:
-        progress.advance(1)
-    written = {"scope": 1}
-    for kind in kinds:
-        names = [column for column, _ in kind.fields]
-        written[kind.name] = 0
-        # Page by page on a unique column rather than one streamed query: OceanBase ends any
-        # statement after `ob_query_timeout` (10 s), even one whose rows are still being read.
-        after = kind.start
-        while True:
-            batch = conn.execute(
-                f"SELECT {kind.order}, {kind.columns} FROM {kind.table}"
-                f" WHERE scope_key = ? AND {kind.order} > ? ORDER BY {kind.order} LIMIT ?",
-                (key, after, BATCH_ROWS),
-            ).fetchall()
-            for values in batch:
-                record: dict[str, Any] = {"type": kind.name}
-                record.update(zip(names, values[1:], strict=True))
-                write(_line(record))
-            written[kind.name] += len(batch)
-            if progress is not None and batch:
-                progress.advance(len(batch))
-            if len(batch) < BATCH_ROWS:
-                break
-            after = batch[-1][0]
-    return written
+class ScopeIdTaken(TransferRefused, ScopeAlreadyExists):
+    """The import's Scope id is in use in the target."""
 
 
 # Import -------------------------------------------------------------------------------------------
 
-
-@dataclass(frozen=True, slots=True)
-class _Header:
-    scope_id: str
-    schema_version: int
-    rows: dict[str, int]
+# Called with the Scope ids the imported Scope references, before anything is written: the caller's
+# access check (a Scope that references another exposes that one's data through prepare).
+ReferenceCheck = Callable[[Sequence[str]], None]
 
 
-def _records(lines: Iterable[bytes]) -> Iterator[tuple[int, int, dict[str, Any]]]:
-    """(line number, size, object) of each line; `TransferRefused` for a line that is no object."""
-    for number, raw in enumerate(lines, start=1):
-        try:
-            record = json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
-            record = None
-        if not isinstance(record, dict):
-            if number == 1:
-                raise TransferRefused(
-                    "The file is not a PowerContext Scope export (its first line is no header)."
-                )
-            raise TransferRefused(f"Line {number} is not a JSON object; the file is damaged.")
-        yield number, len(raw), record
+def _numbered(lines: Iterable[bytes]) -> Iterator[tuple[int, bytes]]:
+    return enumerate(lines, start=1)
 
 
-def _header(first: dict[str, Any] | None) -> _Header:
+def _header(first: tuple[int, bytes] | None) -> ScopeExportHeader:
     if first is None:
-        raise TransferRefused("The file is empty, not a PowerContext Scope export.")
-    if first.get("format") != FORMAT:
+        raise TransferRefused("The file is empty, not a PowerContext Scope export.", 1)
+    try:
+        record = json.loads(first[1]) if len(first[1]) <= export_lines.MAX_LINE_BYTES else None
+    except (ValueError, UnicodeDecodeError):
+        record = None
+    if not isinstance(record, dict) or record.get("format") != FORMAT:
         raise TransferRefused(
-            f'The file is not a PowerContext Scope export (no "format": "{FORMAT}" header).'
+            f'The file is not a PowerContext Scope export (its first line is no "format": "{FORMAT}" header).',
+            1,
         )
-    version = first.get("version")
+    version = record.get("version")
     if version != VERSION or isinstance(version, bool):
         raise TransferRefused(
-            f"The export has format version {json.dumps(version)}; this release reads version {VERSION} only."
+            f"The export has format version {json.dumps(version)}; this release reads version {VERSION} only.",
+            1,
         )
-    scope_id, schema_version, rows = first.get("scope_id"), first.get("schema_version"), first.get("rows")
-    if (
-        not isinstance(scope_id, str)
-        or not isinstance(schema_version, int)
-        or not _is_int(schema_version)
-        or not isinstance(rows, dict)
-        or not all(name in _BY_NAME and _is_int(n) and n >= 0 for name, n in rows.items())
-    ):
-        raise TransferRefused("The export's header is damaged (scope_id, schema_version or rows).")
-    return _Header(scope_id, schema_version, {name: int(n) for name, n in rows.items()})
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+    return export_lines.header(1, first[1])
 
 
 def import_scope(
-    backend: Backend, lines: Iterable[bytes], progress: Progress | None = None
+    backend: Backend, lines: Iterable[bytes], progress: Progress | None = None, scope_id: str | None = None
 ) -> TransferReport:
     """Recreate the exported Scope in `backend` (its schema created or upgraded first) in one
-    transaction, and index its heads. `TransferRefused` when the file is not a readable export,
-    the Scope id is taken or a Scope it references is missing; the target is then unchanged, as
-    after a `TransferFailed`."""
-    started = time.perf_counter()
-    records = _records(lines)
-    first = next(records, None)
+    transaction, under its own id or `scope_id`, and index its heads. `TransferRefused` when the
+    file is not a valid export, the Scope id is taken or a Scope it references is missing; the
+    target is then unchanged, as after a `TransferFailed`."""
+    records = _numbered(lines)
     # A file that is no export is refused before the target is touched.
-    header = _header(None if first is None else first[2])
-    try:
-        SqlStore(backend).close()  # creates the schema, or applies any pending migration, then lets go
-    except RetrievalUnavailable as exc:
-        raise TransferFailed(exc.__cause__ if isinstance(exc.__cause__, Exception) else exc) from exc
-    try:
-        conn = backend.connect()
-    except backend.errors as exc:
-        raise TransferFailed(exc) from exc
-    try:
-        backend.begin(conn, write=True)
-        try:
-            rows, indexed = _Importer(conn, backend, header, progress).run(records)
-            backend.commit(conn)
-        except BaseException as exc:
-            with suppress(*backend.errors):
-                backend.rollback(conn)
-            if isinstance(exc, backend.duplicate_key) and not isinstance(exc, PowerContextError):
-                raise TransferRefused(
-                    f"The database refused the file's rows ({exc}): the file holds conflicting rows, "
-                    "or the Scope was created meanwhile. Nothing was imported."
-                ) from exc
-            raise
-    except backend.errors as exc:
-        raise TransferFailed(exc) from exc
-    finally:
-        with suppress(*backend.errors):
-            backend.close(conn)
-    return TransferReport(header.scope_id, rows, indexed, time.perf_counter() - started)
+    header = _header(next(records, None))
+    _migrate(backend)
+    return _import(backend, header, records, scope_id, progress, None)
+
+
+def _migrate(backend: Backend) -> None:
+    """Create the schema, or apply any pending migration, as a server opening the database would."""
+    with transaction(backend, write=True) as conn:
+        migrations.apply(conn, backend.migrations, now())
+
+
+def import_lines(
+    backend: Backend, lines: Iterable[bytes], scope_id: str, check_references: ReferenceCheck
+) -> TransferReport:
+    """Recreate the exported Scope under the id `scope_id` (the exported one or another) in a
+    store whose schema is current (a running server's), as `import_scope` does."""
+    records = _numbered(lines)
+    header = _header(next(records, None))
+    return _import(backend, header, records, scope_id, None, check_references)
+
+
+def _import(
+    backend: Backend,
+    header: ScopeExportHeader,
+    records: Iterator[tuple[int, bytes]],
+    scope_id: str | None,
+    progress: Progress | None,
+    check_references: ReferenceCheck | None,
+) -> TransferReport:
+    started = time.perf_counter()
+    target = scope_id or header.scope_id
+    with transaction(backend, write=True) as conn:
+        rows, indexed = _Importer(conn, backend, header, target, progress, check_references).run(records)
+    return TransferReport(target, rows, indexed, time.perf_counter() - started)
 
 
 class _Importer:
-    def __init__(self, conn: Conn, backend: Backend, header: _Header, progress: Progress | None) -> None:
+    def __init__(
+        self,
+        conn: Conn,
+        backend: Backend,
+        header: ScopeExportHeader,
+        scope_id: str,
+        progress: Progress | None,
+        check_references: ReferenceCheck | None,
+    ) -> None:
         self.conn = conn
         self.backend = backend
-        self.header = header
+        self.announced = header.rows.model_dump(exclude_unset=True)
+        self.exported_id = header.scope_id
+        self.scope_id = scope_id
         self.progress = progress
+        self.check_references = check_references
         self.key = 0
-        self.counts = {"scope": 0, **{kind.name: 0 for kind in _KINDS}}
+        self.counts = {"scope": 0, **{kind.name: 0 for kind in KINDS}}
         self.to_index = 0
+        self.limits = RowLimits()
 
-    def run(self, records: Iterable[tuple[int, int, dict[str, Any]]]) -> tuple[dict[str, int], int]:
-        known = _known_version(self.backend)
-        if _schema_version(self.conn) > known:
+    def run(self, records: Iterable[tuple[int, bytes]]) -> tuple[dict[str, int], int]:
+        known = known_version(self.backend)
+        if schema_version(self.conn) > known:
             raise TransferRefused(
                 f"The target database is at a schema version newer than this release's {known}: "
                 "import with the release that serves it."
             )
         if self.progress is not None:
-            self.progress.stage("import", 1 + sum(self.header.rows.values()))
-        current: _Kind | None = None
+            self.progress.stage("import", 1 + sum(self.announced.values()))
+        current: Kind | None = None
         pending: list[tuple[object, ...]] = []
         size = 0
-        for number, length, record in records:
-            name = record.get("type")
-            if name == "scope":
+        for number, raw in records:
+            record: Any = export_lines.row(number, raw)
+            if isinstance(record, ScopeExportScope):
                 if self.counts["scope"]:
-                    raise TransferRefused(f"Line {number} is a second Scope; an export holds one.")
+                    raise TransferRefused(f"Line {number} is a second Scope; an export holds one.", number)
                 self._scope(number, record)
                 continue
-            kind = _BY_NAME.get(name) if isinstance(name, str) else None
-            if kind is None:
-                raise TransferRefused(f"Line {number} has an unknown type {json.dumps(name)}.")
+            kind = BY_NAME[record.type]
             if not self.counts["scope"]:
-                raise TransferRefused(f"Line {number} comes before the Scope's line.")
+                raise TransferRefused(f"Line {number} comes before the Scope's line.", number)
             if kind is not current:
-                if current is not None and _RANK[kind.name] < _RANK[current.name]:
+                if current is not None and RANK[kind.name] < RANK[current.name]:
                     raise TransferRefused(
-                        f"Line {number} is a {kind.name} after {current.name} lines; the lines are out of order."
+                        f"Line {number} is a {kind.name} after {current.name} lines; the lines are out of order.",
+                        number,
                     )
                 self._flush(current, pending)
                 current, pending, size = kind, [], 0
             pending.append(self._values(kind, number, record))
             self.counts[kind.name] += 1
-            size += length
+            size += len(raw)
             if len(pending) >= BATCH_ROWS or size >= BATCH_BYTES:
                 self._flush(current, pending)
                 pending, size = [], 0
@@ -451,20 +221,20 @@ class _Importer:
         return dict(self.counts), indexed
 
     # Rows -------------------------------------------------------------------------------------
-    def _scope(self, number: int, record: dict[str, Any]) -> None:
-        fields = (*_SCOPE_FIELDS, ("context_references", "l"))
-        values = _checked(number, "scope", fields, record)
-        scope_id = str(values[0])
-        if scope_id != self.header.scope_id:
-            raise TransferRefused(f"Line {number} holds the Scope {scope_id!r}, the header names another.")
-        if self.conn.execute("SELECT 1 FROM scopes WHERE scope_id = ?", (scope_id,)).fetchone():
+    def _scope(self, number: int, record: ScopeExportScope) -> None:
+        if record.scope_id != self.exported_id:
             raise TransferRefused(
-                f"The target already has a Scope {scope_id!r}; delete it first or import into another database."
+                f"Line {number} holds the Scope {record.scope_id!r}, the header names another.", number
             )
-        references: list[str] = record["context_references"]
-        if scope_id in references or len(set(references)) != len(references):
-            raise TransferRefused(
-                f"Line {number}: the context references repeat a Scope or name the Scope itself."
+        scope_id = self.scope_id
+        references = list(record.context_references)
+        if scope_id in references:
+            raise TransferRefused(f"Line {number}: the context references name the Scope itself.", number)
+        if self.check_references is not None:
+            self.check_references(references)
+        if self.conn.execute("SELECT 1 FROM scopes WHERE scope_id = ?", (scope_id,)).fetchone():
+            raise ScopeIdTaken(
+                f"The target already has a Scope {scope_id!r}; delete it first or import into another database."
             )
         found = {
             str(row[0]): int(row[1])
@@ -475,13 +245,17 @@ class _Importer:
         if missing:
             raise TransferRefused(
                 f"The Scope {scope_id!r} references Scopes the target lacks: {', '.join(missing)}. "
-                "Import them first (export each with `powercontext export`)."
+                "Import them first (export each with `powercontext export`).",
+                number,
             )
+        values = [getattr(record, field) for field, _ in SCOPE_FIELDS]
+        values[0] = scope_id
+        self.limits.scope = record
         cursor = self.conn.execute(
             "INSERT INTO scopes ("
-            + ", ".join(f for f, _ in _SCOPE_FIELDS)
+            + ", ".join(f for f, _ in SCOPE_FIELDS)
             + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            values[:-1],
+            values,
         )
         self.key = int(cursor.lastrowid or 0)
         self.conn.executemany(
@@ -492,31 +266,19 @@ class _Importer:
         if self.progress is not None:
             self.progress.advance(1)
 
-    def _values(self, kind: _Kind, number: int, record: dict[str, Any]) -> tuple[object, ...]:
-        values = _checked(number, kind.name, kind.fields, record)
-        if kind.name in ("artifact_revision", "artifact_head", "candidate"):
-            family = record["family"]
-            if family not in _ARTIFACT_FAMILIES:
-                raise TransferRefused(f"Line {number}: unknown family {family!r}.")
-        try:
-            if kind.name == "artifact_revision":
-                ref = ArtifactRef(record["family"], record["artifact_id"], record["revision"])
-                decode_artifact(record["family"], ref, record["payload"])
-            elif kind.name == "candidate":
-                decode_proposal(record["family"], record["payload"])
-        except (ValueError, TypeError, KeyError) as exc:
-            raise TransferRefused(f"Line {number}: the payload does not decode ({exc}).") from None
-        if kind.name == "candidate" and record["state"] not in _CANDIDATE_STATES:
-            raise TransferRefused(f"Line {number}: unknown Candidate state {record['state']!r}.")
-        if kind.name == "memory_revision" and record["operation"] not in _MEMORY_OPERATIONS:
-            raise TransferRefused(f"Line {number}: unknown Memory operation {record['operation']!r}.")
-        if kind.name == "memory_entry_version" and record["removed_revision"] is None:
+    def _values(self, kind: Kind, number: int, record: Any) -> tuple[object, ...]:
+        self.limits.check(number, record)
+        if kind.name == "artifact_revision":
+            export_lines.check_payload(number, record.family, record.payload, proposal=False)
+        elif kind.name == "candidate":
+            export_lines.check_payload(number, record.family, record.payload, proposal=True)
+        if kind.name == "memory_entry_version" and record.removed_revision is None:
             self.to_index += 1
-        if kind.name == "artifact_head" and record["family"] in SEARCHED_FAMILIES:
+        if kind.name == "artifact_head" and record.family in SEARCHED_FAMILIES:
             self.to_index += 1
-        return (self.key, *values)
+        return (self.key, *(getattr(record, column) for column, _ in kind.fields))
 
-    def _flush(self, kind: _Kind | None, rows: Sequence[tuple[object, ...]]) -> None:
+    def _flush(self, kind: Kind | None, rows: Sequence[tuple[object, ...]]) -> None:
         if kind is None or not rows:
             return
         if kind.name == "artifact_head":
@@ -540,13 +302,13 @@ class _Importer:
             raise TransferRefused("The file holds no Scope line; it is incomplete.")
         short = [
             f"{name} {self.counts[name]} of {announced}"
-            for name, announced in self.header.rows.items()
+            for name, announced in self.announced.items()
             if self.counts[name] != announced
         ]
         short += [
             f"{name} {n} of 0"
             for name, n in self.counts.items()
-            if name != "scope" and n and name not in self.header.rows
+            if name != "scope" and n and name not in self.announced
         ]
         if short:
             raise TransferRefused(
@@ -562,10 +324,16 @@ class _Importer:
             " WHERE e.scope_key = ? AND v.entry_id IS NULL",
             (self.key,),
         ).fetchone()[0]
-        if int(heads) != self.counts["artifact_head"] or int(headless):
+        orphans = self.conn.execute(
+            "SELECT COUNT(*) FROM memory_entry_versions v LEFT JOIN memory_entries e"
+            " ON e.scope_key = v.scope_key AND e.entry_id = v.entry_id"
+            " WHERE v.scope_key = ? AND e.entry_id IS NULL",
+            (self.key,),
+        ).fetchone()[0]
+        if int(heads) != self.counts["artifact_head"] or int(headless) or int(orphans):
             raise TransferRefused(
-                "The file is inconsistent: a head names a revision or version it does not hold. "
-                "Nothing was imported."
+                "The file is inconsistent: a head names a revision or version it does not hold, "
+                "or a version an entry it does not hold. Nothing was imported."
             )
 
     # Search index -----------------------------------------------------------------------------
@@ -614,29 +382,3 @@ class _Importer:
             indexed += len(docs)
             if self.progress is not None:
                 self.progress.advance(len(docs))
-
-
-def _checked(
-    number: int, name: str, fields: Sequence[tuple[str, str]], record: dict[str, Any]
-) -> tuple[object, ...]:
-    """The record's values in `fields` order, each of its declared JSON type, and no other key."""
-    expected = {"type", *(field for field, _ in fields)}
-    if set(record) != expected:
-        odd = sorted(set(record) ^ expected)
-        raise TransferRefused(f"Line {number} ({name}) lacks or adds the fields {', '.join(odd)}.")
-    values: list[object] = []
-    for field, spec in fields:
-        value = record[field]
-        if value is None and spec.endswith("?"):
-            values.append(value)
-            continue
-        kind = spec.rstrip("?")
-        fits = (
-            (kind == "s" and isinstance(value, str))
-            or (kind == "i" and _is_int(value))
-            or (kind == "l" and isinstance(value, list) and all(isinstance(v, str) for v in value))
-        )
-        if not fits:
-            raise TransferRefused(f"Line {number} ({name}): {field} has the wrong type.")
-        values.append(value)
-    return tuple(values)

@@ -14,10 +14,10 @@ as a function of an open `Conn`, and a `SqlStore` method runs it in one transact
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 
-from ..errors import PowerContextError, RetrievalUnavailable, RevisionConflict
+from ..errors import PowerContextError, RetrievalUnavailable, RevisionConflict, ScopeNotFound
 from ..models import (
     EXPERIENCE_FAMILY,
     MEMORY_FAMILY,
@@ -39,7 +39,17 @@ from ..models import (
 from ..recall.bm25 import query_terms
 from ..recall.pools import interleave_takes
 from ..recall.tokens import SearchQuery
-from . import artifacts, candidates, memory, migrations, scopes, sql_search, topics
+from . import (
+    artifacts,
+    candidates,
+    memory,
+    migrations,
+    scope_export,
+    scope_transfer,
+    scopes,
+    sql_search,
+    topics,
+)
 from .backends import Backend
 from .clock import now
 from .conn import Conn
@@ -256,6 +266,26 @@ class SqlStore:
     def latest_profiles(self, scope_ids: Sequence[str]) -> list[ProfileSnapshot | None]:
         with self._transaction(write=False) as conn:
             return artifacts.latest_profiles(conn, scope_ids)
+
+    # Moving a Scope -----------------------------------------------------------------------------
+    # Each on a connection of its own: the export's snapshot outlives the call that opened it, and
+    # the import's transaction spans the whole stream.
+    def export_scope(self, scope_id: str) -> Iterator[bytes]:
+        try:
+            return scope_export.export_chunks(self._backend, scope_id)
+        except scope_transfer.TransferRefused as exc:  # the only refusal of a served database
+            raise ScopeNotFound() from exc
+        except scope_transfer.TransferFailed as exc:
+            raise RetrievalUnavailable() from exc
+
+    def import_scope(
+        self, scope_id: str, lines: Iterable[bytes], check_references: Callable[[Sequence[str]], None]
+    ) -> tuple[dict[str, int], int]:
+        try:
+            report = scope_transfer.import_lines(self._backend, lines, scope_id, check_references)
+        except scope_transfer.TransferFailed as exc:
+            raise RetrievalUnavailable() from exc
+        return report.rows, report.indexed
 
     # Exact reads --------------------------------------------------------------------------------
     def get_artifact(self, scope_id: str, ref: ArtifactRef) -> ArtifactRevision | None:
