@@ -18,8 +18,11 @@ before(async () => {
 });
 after(() => server?.stop());
 
-/** A proxy to the server that first answers `faults` requests with 503; counts what reached it. */
-async function faultServer(faults, retryAfter, retry = {}) {
+/**
+ * Run `check` with a client behind a proxy to the server that first answers `faults` requests with
+ * 503 (with `retryAfter` as its Retry-After when given); `seen` lists what reached the proxy.
+ */
+async function withFaults({ faults, retryAfter, retry = {} }, check) {
   const seen = [];
   const proxy = createServer(async (req, res) => {
     const chunks = [];
@@ -32,10 +35,10 @@ async function faultServer(faults, retryAfter, retry = {}) {
       res.end(JSON.stringify({ error: { code: "retrieval_unavailable", message: "injected", details: {} } }));
       return;
     }
-    const body = chunks.length ? Buffer.concat(chunks) : undefined;
     const headers = { ...req.headers };
     delete headers.host;
     delete headers["content-length"];
+    const body = chunks.length ? Buffer.concat(chunks) : undefined;
     const answer = await fetch(`${server.url}${req.url}`, { method: req.method, headers, body });
     res.writeHead(answer.status, Object.fromEntries(answer.headers));
     res.end(Buffer.from(await answer.arrayBuffer()));
@@ -43,94 +46,68 @@ async function faultServer(faults, retryAfter, retry = {}) {
   const port = await freePort();
   await new Promise((r) => proxy.listen(port, "127.0.0.1", r));
   const client = new PowerContextClient(`http://127.0.0.1:${port}`, { retry: { retries: 3, backoff: 0.01, ...retry } });
-  return { client, seen, close: () => new Promise((r) => proxy.close(r)) };
+  try {
+    await check({ client, seen });
+  } finally {
+    await new Promise((r) => proxy.close(r));
+  }
 }
 
-test("a 503 on prepare is retried, and the answer is the server's", async () => {
-  const fault = await faultServer(2);
-  try {
+test("a 503 on prepare is retried, and the answer is the server's", () =>
+  withFaults({ faults: 2 }, async ({ client, seen }) => {
     const body = { scope_id: SCOPE, query: "what do retries repeat?" };
-    const prepared = await fault.client.prepareContext(body);
-    assert.deepEqual(prepared, await direct.prepareContext(body));
-    assert.deepEqual(fault.seen, Array(3).fill("POST /v1/context/prepare"));
-  } finally {
-    await fault.close();
-  }
-});
+    assert.deepEqual(await client.prepareContext(body), await direct.prepareContext(body));
+    assert.deepEqual(seen, Array(3).fill("POST /v1/context/prepare"));
+  }));
 
-test("a 503's Retry-After is honoured within the cap, and retries stop after `retries`", async () => {
-  const fault = await faultServer(10, "0");
-  try {
-    const error = await fault.client.getScope(SCOPE).catch((e) => e);
+test("retries stop after `retries`; the 503's code and request id reach the caller", () =>
+  withFaults({ faults: 10, retryAfter: "0" }, async ({ client, seen }) => {
+    const error = await client.getScope(SCOPE).catch((e) => e);
     assert.ok(error instanceof UnavailableError);
     assert.equal(error.code, "retrieval_unavailable");
     assert.equal(error.requestId, "f".repeat(32));
-    assert.equal(fault.seen.length, 4);
-  } finally {
-    await fault.close();
-  }
-});
+    assert.equal(seen.length, 4);
+  }));
 
-test("a non-idempotent write is sent once", async () => {
-  const fault = await faultServer(2);
-  try {
+test("a non-idempotent write is sent once", () =>
+  withFaults({ faults: 2 }, async ({ client, seen }) => {
     const before = (await direct.listMemoryEntries({ scope_id: SCOPE })).entries.length;
-    await assert.rejects(fault.client.remember({ scope_id: SCOPE, text: "Sent once." }), UnavailableError);
-    await assert.rejects(fault.client.createScope({ scope_id: "project:ts-once" }), UnavailableError);
-    assert.deepEqual(fault.seen, ["POST /v1/memory/remember", "POST /v1/scopes"]);
+    await assert.rejects(client.remember({ scope_id: SCOPE, text: "Sent once." }), UnavailableError);
+    await assert.rejects(client.createScope({ scope_id: "project:ts-once" }), UnavailableError);
+    assert.deepEqual(seen, ["POST /v1/memory/remember", "POST /v1/scopes"]);
     assert.equal((await direct.listMemoryEntries({ scope_id: SCOPE })).entries.length, before);
-  } finally {
-    await fault.close();
-  }
-});
+  }));
 
-test("idempotent writes are retried: PUT, DELETE, createScope with existOk", async () => {
-  const fault = await faultServer(1);
-  try {
-    const scope = await fault.client.createScope({ scope_id: SCOPE }, { existOk: true });
-    assert.equal(scope.scope_id, SCOPE);
-    assert.deepEqual(fault.seen.slice(0, 3), ["POST /v1/scopes", "POST /v1/scopes", `GET /v1/scopes/${encodeURIComponent(SCOPE)}`]);
-  } finally {
-    await fault.close();
-  }
-  const put = await faultServer(1);
-  try {
-    const { version } = await direct.getScope(SCOPE);
-    assert.equal((await put.client.updateScope(SCOPE, { expected_version: version, title: "Retried" })).title, "Retried");
-    assert.equal(put.seen.length, 2);
-    await assert.rejects(put.client.updateScope(SCOPE, { expected_version: version, title: "Stale" }), ConflictError);
-  } finally {
-    await put.close();
-  }
+test("createScope with existOk is retried, and its 409 reads the Scope", () =>
+  withFaults({ faults: 1 }, async ({ client, seen }) => {
+    assert.equal((await client.createScope({ scope_id: SCOPE }, { existOk: true })).scope_id, SCOPE);
+    assert.deepEqual(seen, ["POST /v1/scopes", "POST /v1/scopes", `GET /v1/scopes/${encodeURIComponent(SCOPE)}`]);
+  }));
+
+test("PUT and DELETE are retried", async () => {
+  const { version } = await direct.getScope(SCOPE);
+  await withFaults({ faults: 1 }, async ({ client, seen }) => {
+    assert.equal((await client.updateScope(SCOPE, { expected_version: version, title: "Retried" })).title, "Retried");
+    assert.equal(seen.length, 2);
+    await assert.rejects(client.updateScope(SCOPE, { expected_version: version, title: "Stale" }), ConflictError);
+  });
   await direct.createScope({ scope_id: "project:ts-gone" });
-  const del = await faultServer(1);
-  try {
-    assert.equal((await del.client.deleteScope("project:ts-gone")).scope_id, "project:ts-gone");
-    assert.equal(del.seen.length, 2);
-  } finally {
-    await del.close();
-  }
+  await withFaults({ faults: 1 }, async ({ client, seen }) => {
+    assert.equal((await client.deleteScope("project:ts-gone")).scope_id, "project:ts-gone");
+    assert.equal(seen.length, 2);
+  });
 });
 
-test("an export is sent once, as the Python client sends it", async () => {
-  const fault = await faultServer(1);
-  try {
-    await assert.rejects(fault.client.exportScope(SCOPE), UnavailableError);
-    assert.equal(fault.seen.length, 1);
-  } finally {
-    await fault.close();
-  }
-});
-
-test("retries: 0 sends a read once", async () => {
-  const fault = await faultServer(1, undefined, { retries: 0 });
-  try {
-    await assert.rejects(fault.client.getScope(SCOPE), UnavailableError);
-    assert.equal(fault.seen.length, 1);
-  } finally {
-    await fault.close();
-  }
-});
+for (const [name, options, call] of [
+  ["an export is sent once, as the Python client sends it", {}, (pc) => pc.exportScope(SCOPE)],
+  ["retries: 0 sends a read once", { retries: 0 }, (pc) => pc.getScope(SCOPE)],
+]) {
+  test(name, () =>
+    withFaults({ faults: 1, retry: options }, async ({ client, seen }) => {
+      await assert.rejects(call(client), UnavailableError);
+      assert.equal(seen.length, 1);
+    }));
+}
 
 test("a refused connection is a TransportError after the retries; a silent server times out", async () => {
   const closed = await freePort();
