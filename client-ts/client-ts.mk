@@ -24,4 +24,4 @@ client-ts-deps: $(TS_STAMP)  ## Install the TypeScript client's pinned toolchain
 
 # The package and the tests type-check, build, then run against a real `powercontext serve`.
 ts-test: $(STAMP) client-ts-deps  ## The TypeScript client: tsc --noEmit, then node --test against a real server.
-	cd client-ts && node_modules/.bin/tsc --noEmit -p tsconfig.json && npm run build --silent && node --test test/
+	cd client-ts && node_modules/.bin/tsc --noEmit -p tsconfig.json && npm run build --silent && node --test test/*.test.mjs

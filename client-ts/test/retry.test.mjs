@@ -3,7 +3,13 @@
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { after, before, test } from "node:test";
-import { ConflictError, PowerContextClient, TransportError, UnavailableError } from "../dist/index.js";
+import {
+  ConflictError,
+  PowerContextClient,
+  TransportError,
+  UnavailableError,
+  UnexpectedResponseError,
+} from "../dist/index.js";
 import { freePort, startServer } from "./support.mjs";
 
 const SCOPE = "project:ts-retry";
@@ -127,5 +133,32 @@ test("a refused connection is a TransportError after the retries; a silent serve
   } finally {
     silent.closeAllConnections();
     await new Promise((r) => silent.close(r));
+  }
+});
+
+test("an export cut off mid-stream breaks off with TransportError; a success that is not JSON is unexpected", async () => {
+  const broken = createServer((req, res) => {
+    const export_ = req.url.endsWith("/export");
+    res.writeHead(200, { "Content-Type": export_ ? "application/x-ndjson" : "text/html", "X-PowerContext-Request-ID": "e".repeat(32) });
+    if (!export_) return res.end("<html>a proxy's page</html>");
+    res.write('{"format":"powercontext.scope-export"}\n{"type":');
+    setTimeout(() => res.socket.destroy(), 50);
+  });
+  const port = await freePort();
+  await new Promise((r) => broken.listen(port, "127.0.0.1", r));
+  try {
+    const pc = new PowerContextClient(`http://127.0.0.1:${port}`);
+    const lines = [];
+    const cut = await (async () => {
+      for await (const line of await pc.exportScope(SCOPE)) lines.push(line);
+    })().catch((e) => e);
+    assert.ok(cut instanceof TransportError);
+    assert.deepEqual(lines, ['{"format":"powercontext.scope-export"}']);
+    const unexpected = await pc.getScope(SCOPE).catch((e) => e);
+    assert.ok(unexpected instanceof UnexpectedResponseError);
+    assert.equal(unexpected.status, 200);
+    assert.equal(unexpected.requestId, "e".repeat(32));
+  } finally {
+    await new Promise((r) => broken.close(r));
   }
 });
