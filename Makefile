@@ -55,10 +55,10 @@ lock:  $(VENV)/.uv  ## Re-resolve requirements/run.lock and dev.lock (dev pins w
 run: $(RUN_STAMP)  ## Start the server (SQLite under DATA_DIR) on HOST:PORT; installs the server only.
 	POWERCONTEXT_SERVER_DATA_DIR=$(DATA_DIR) $(BIN)/powercontext serve --host $(HOST) --port $(PORT)
 
-api-generate: $(STAMP)  ## Regenerate generated/ (models, operation table) from openapi/powercontext.yaml.
+api-generate: $(STAMP) client-ts-deps  ## Regenerate generated/ and client-ts/src/generated/ from openapi/powercontext.yaml.
 	$(BIN)/python -m devtools.api_generate
 
-api-generate-check: $(STAMP)  ## Fail when generated/ differs from what the spec generates.
+api-generate-check: $(STAMP) client-ts-deps  ## Fail when generated/ or client-ts/src/generated/ differs from what the spec generates.
 	$(BIN)/python -m devtools.api_generate --check
 
 contract-test: $(STAMP) api-generate-check  ## Validate the spec, check drift, fuzz every operation (40 cases each, fixed seed).
@@ -81,7 +81,7 @@ docs-test: $(STAMP)  ## Build the docs site (any warning fails) and replay its e
 unit-test: $(STAMP) mcp-inspector chromium  ## The pytest suite without the contract fuzzing.
 	POWERCONTEXT_TEST_CHROMIUM=$(CHROMIUM) $(BIN)/pytest -q --ignore=tests/contract --ignore=tests/docs --ignore=tests/hosts
 
-test: check contract-test docs-test unit-test hosts-test  ## Everything CI runs.
+test: check contract-test docs-test unit-test hosts-test ts-test  ## Everything CI runs.
 
 hosts-test: $(STAMP) hermes-venv host-clis  ## The real Hermes, Claude Code and Codex CLIs against PowerContext (tests/hosts).
 	$(BIN)/pytest -q tests/hosts
@@ -98,3 +98,4 @@ include hosts/clis/clis.mk
 include bench/bench.mk
 include tests/mcp/mcp.mk
 include tests/ui/ui.mk
+include client-ts/client-ts.mk

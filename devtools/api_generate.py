@@ -8,6 +8,8 @@
   response models and the access action the contract declares.
 - `hosts/core/powercontext_host/_contract.py`: the paths, bounds and schema id the agent hosts use,
   as plain constants (hosts are standard library only: a hook starts on every prompt).
+- `client-ts/src/generated/`: the TypeScript client's types and operation table
+  (`devtools/api_generate_ts.py`).
 
 `--check` regenerates into a temporary directory and fails when anything differs.
 """
@@ -26,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from devtools.api_generate_ts import TS_FILES, TS_GENERATED, generate_ts
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "openapi" / "powercontext.yaml"
@@ -325,13 +329,17 @@ def host_contract_module(spec: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def generate(out: Path, host_contract: Path = HOST_CONTRACT) -> None:
+def generate(out: Path, host_contract: Path = HOST_CONTRACT, ts_out: Path = TS_GENERATED) -> None:
     spec = load_spec()
     host_contract.write_text(host_contract_module(spec), encoding="utf-8")
     out.mkdir(parents=True, exist_ok=True)
     generate_models(out, spec)
     (out / "checks.py").write_text(HEADER + CHECKS, encoding="utf-8")
     (out / "operations.py").write_text(operations_module(spec), encoding="utf-8")
+    rows = [
+        (op["operationId"], method.upper(), path, op[ACCESS_KEY]) for path, method, op, _ in operations(spec)
+    ]
+    generate_ts(SPEC, rows, ts_out)
     (out / "__init__.py").write_text(
         HEADER + '"""Models and the operation table generated from the PowerContext contract."""\n',
         encoding="utf-8",
@@ -345,7 +353,9 @@ def drift(generated: Path) -> list[str]:
         for name in sorted({p.name for p in generated.glob("*.py")} | {p.name for p in PACKAGE.glob("*.py")})
         if name != HOST_CONTRACT.name
     ]
-    for fresh, committed in [*pairs, (generated / HOST_CONTRACT.name, HOST_CONTRACT)]:
+    pairs.append((generated / HOST_CONTRACT.name, HOST_CONTRACT))
+    pairs.extend((generated / "ts" / name, TS_GENERATED / name) for name in TS_FILES)
+    for fresh, committed in pairs:
         path = committed.relative_to(ROOT)
         new = fresh.read_text(encoding="utf-8").splitlines() if fresh.exists() else []
         old = committed.read_text(encoding="utf-8").splitlines() if committed.exists() else []
@@ -365,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     # Inside the repository: the code formatter takes its settings from the nearest pyproject.toml.
     with tempfile.TemporaryDirectory(dir=ROOT / "generated", prefix=".check-") as scratch:
-        generate(Path(scratch), Path(scratch) / HOST_CONTRACT.name)
+        generate(Path(scratch), Path(scratch) / HOST_CONTRACT.name, Path(scratch) / "ts")
         differences = drift(Path(scratch))
     if differences:
         print("\n".join(differences[:200]), file=sys.stderr)

@@ -3,6 +3,7 @@ naming it as an SPDX expression, and the docs footer saying it."""
 
 from __future__ import annotations
 
+import json
 import tomllib
 from pathlib import Path
 
@@ -32,3 +33,10 @@ def test_every_python_distribution_declares_apache_2() -> None:
 def test_the_docs_footer_names_the_license() -> None:
     config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
     assert "Apache License, Version 2.0" in config["copyright"]
+
+
+def test_the_typescript_package_declares_apache_2_and_ships_the_text() -> None:
+    package = json.loads((ROOT / "client-ts" / "package.json").read_text())
+    assert package["license"] == "Apache-2.0"
+    # npm puts a LICENSE beside package.json into every tarball it packs.
+    assert (ROOT / "client-ts" / "LICENSE").read_bytes() == (ROOT / "LICENSE").read_bytes()
