@@ -11,9 +11,7 @@ TS_STAMP := $(TS_DEPS_DIR)/.installed
 .PHONY: client-ts-deps ts-test
 
 $(TS_STAMP): $(TS_LOCK)
-	@command -v npm >/dev/null 2>&1 && node -e 'process.exit(parseInt(process.versions.node) < 20 ? 1 : 0)' || { \
-	  echo "client-ts needs Node.js 20 or newer with npm: install them, then run make again" >&2; \
-	  exit 1; }
+	$(call require-node,client-ts (the TypeScript client))
 	mkdir -p $(TS_DEPS_DIR)
 	cp $(TS_LOCK) $(TS_DEPS_DIR)/
 	npm ci --prefix $(TS_DEPS_DIR) --ignore-scripts --no-audit --no-fund --loglevel=error
