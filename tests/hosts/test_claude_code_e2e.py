@@ -49,6 +49,12 @@ def live_server(sqlite_server: str) -> str:
     return sqlite_server
 
 
+@pytest.fixture(scope="module")
+def http(live_server: str) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=live_server, timeout=30.0) as client:
+        yield client
+
+
 @pytest.fixture(autouse=True)
 def claude_is_installed() -> None:
     """A missing CLI is a failure, not a skip: `make test` installs it (make host-clis)."""
