@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -151,6 +149,9 @@ def _without_ours(group: dict[str, Any]) -> dict[str, Any]:
 # MCP ----------------------------------------------------------------------------------------------
 def register_mcp(server: Mapping[str, Any], environ: Mapping[str, str]) -> str:
     """Register PowerContext's MCP server for the user through `claude mcp`; what happened, in words."""
+    import shutil  # setup alone runs `claude`: every prompt's hook imports this module
+    import subprocess
+
     claude = shutil.which("claude", path=environ.get("PATH"))
     config = json.dumps(server)
     manual = f"claude mcp add-json --scope user {MCP_NAME} '{config}'"
@@ -173,6 +174,9 @@ def register_mcp(server: Mapping[str, Any], environ: Mapping[str, str]) -> str:
 
 
 def unregister_mcp(environ: Mapping[str, str]) -> str:
+    import shutil
+    import subprocess
+
     claude = shutil.which("claude", path=environ.get("PATH"))
     if claude is None:
         return f"MCP server left as it is: `claude` is not on PATH; run: claude mcp remove --scope user {MCP_NAME}"

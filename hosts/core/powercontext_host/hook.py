@@ -2,14 +2,16 @@
 
 `prompt` (the host's prompt-submit event) sends one prepare for the prompt and prints the host's
 "add this context" answer with the server's `content` unchanged. `stop` (the host's end-of-turn
-event) stores the completed turn as `conversation` Memory. Both fail open: whatever goes wrong, the
-hook exits 0 with nothing on stdout, so the prompt goes on without context, and one diagnostic line
-names the outcome on stderr and in the host's log (`state.py`); it never holds the prompt, the
-Scope's text, the token or a response body.
+event) reads the event and exits, leaving a detached process to read the turn and store it as
+`conversation` Memory. Both fail open: whatever goes wrong, the hook exits 0 with nothing on
+stdout, so the prompt goes on without context, and one diagnostic line names the outcome in the
+host's log (`state.py`), and on stderr while the host still listens (`prompt`); it never holds the
+prompt, the Scope's text, the token or a response body.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import sys
@@ -17,13 +19,14 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
-from . import scope
-from .prepared import PrepareFailure, fetch_prepared, request_body
-from .settings import DEFAULT_CAPTURE_TIMEOUT, EVENTS, HookSettings, SettingsError, parse
-from .state import HostState
-
 if TYPE_CHECKING:
-    from .remember import Destination
+    from .settings import HookSettings
+    from .state import HostState
+
+# The stop hook's own process imports nothing more than this module before it detaches, so the
+# host waits for little more than the interpreter: the other modules load where they are used.
+HOSTS = ("claude-code", "codex")
+EVENTS = ("prompt", "stop")
 
 MAX_EVENT_BYTES = 8 << 20  # a hook's stdin: the host's event JSON (the prompt is at most this)
 CAPTURE_ENV = "POWERCONTEXT_CAPTURE"  # "off" turns capture off without touching the settings
@@ -59,14 +62,56 @@ def main(
     """Always 0: a hook never stops the host."""
     stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
     environ = os.environ if environ is None else environ
-    known = adapters()
-    if len(argv) < 2 or argv[0] not in known or argv[1] not in EVENTS:
+    if len(argv) < 2 or argv[0] not in HOSTS or argv[1] not in EVENTS:
         print(
-            f"usage: python -m powercontext_host {{{','.join(known)}}} {{{','.join(EVENTS)}}} [flags]",
+            f"usage: python -m powercontext_host {{{','.join(HOSTS)}}} {{{','.join(EVENTS)}}} [flags]",
             file=stderr,
         )
         return 0
     host, event = argv[0], argv[1]
+    if event == "stop":
+        # The host waits for this process: it reads the event and hands everything else to a
+        # detached child at once, so capture costs the host a process start and a read.
+        if environ.get(CAPTURE_ENV, "").strip().lower() == "off":
+            return 0
+        stdin = io.StringIO(stdin.read(MAX_EVENT_BYTES + 1))
+        if not _detached():
+            return 0
+        try:
+            _run(host, event, argv[2:], stdin, stdout, stderr, environ)
+        finally:
+            os._exit(0)
+    _run(host, event, argv[2:], stdin, stdout, stderr, environ)
+    return 0
+
+
+def _detached() -> bool:
+    """Fork: False in the parent, which returns; True in the child, which keeps none of the host's
+    pipes open (the host waits for those to close) and runs in a session of its own."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if os.fork() != 0:
+        return False
+    os.setsid()
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    return True
+
+
+def _run(
+    host: str,
+    event: str,
+    flags: Sequence[str],
+    stdin: TextIO,
+    stdout: TextIO,
+    stderr: TextIO,
+    environ: Mapping[str, str],
+) -> None:
+    from .settings import SettingsError, parse
+    from .state import HostState
+
+    adapter = adapters()[host]
     state = HostState(host, environ)
 
     def say(line: str) -> None:
@@ -74,16 +119,15 @@ def main(
         state.log(f"{event}: {line}")
 
     try:
-        settings = parse(argv[2:])
+        settings = parse(flags)
         payload = _event(stdin)
     except (SettingsError, ValueError) as exc:
         say(f"skipped: {exc}")
-        return 0
+        return
     if event == "prompt":
-        _prompt(known[host], settings, payload, stdout, say, environ)
+        _prompt(adapter, settings, payload, stdout, say, environ)
     else:
-        _stop(known[host], host, settings, payload, say, state, environ)
-    return 0
+        _stop(adapter, settings, payload, say, state, environ)
 
 
 def _event(stdin: TextIO) -> Mapping[str, Any]:
@@ -107,6 +151,9 @@ def _prompt(
     say: Callable[[str], None],
     environ: Mapping[str, str],
 ) -> None:
+    from . import scope
+    from .prepared import PrepareFailure, fetch_prepared, request_body  # the stop hook needs none
+
     started = time.monotonic()
     prompt = payload.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
@@ -135,7 +182,6 @@ def _prompt(
 
 def _stop(
     adapter: HostAdapter,
-    host: str,
     settings: HookSettings,
     payload: Mapping[str, Any],
     say: Callable[[str], None],
@@ -147,8 +193,8 @@ def _stop(
     # Capture's modules load here only: the prompt hook, on every prompt, never needs them.
     from datetime import UTC, datetime
 
+    from . import scope
     from .entries import clean, entry_texts, fingerprint, turn_body
-    from .remember import Destination
 
     choice = scope.choose(str(payload.get("cwd") or ""), environ)
     if choice.scope_id is None:
@@ -172,36 +218,24 @@ def _stop(
         return
     session = str(payload.get("session_id") or "")
     texts = entry_texts(body, session, datetime.now(UTC), adapter.label)
-    destination = Destination(settings.url, environ.get(settings.token_env) or None, choice.scope_id)
-    state.count(captured=1)
     say(f"capture queued: {len(texts)} entries")
-    _send_in_background(destination, texts, mark, state)
+    token = environ.get(settings.token_env) or None
+    _send((settings.url, token, choice.scope_id), texts, mark, state)
 
 
-def _send_in_background(destination: Destination, texts: list[str], mark: str, state: HostState) -> None:
-    """Hand the write to a detached child so the host never waits for the server. The child keeps
-    none of the host's pipes open (the host waits for those to close), tries once within
-    DEFAULT_CAPTURE_TIMEOUT and counts what happened; the parent returns at once."""
+def _send(where: tuple[str, str | None, str], texts: list[str], mark: str, state: HostState) -> None:
+    """Store the turn's entries, trying once within DEFAULT_CAPTURE_TIMEOUT, and count what happened
+    (this runs in the detached child: the host is not waiting)."""
     from .entries import KIND
-    from .remember import MemoryWriter, WriteFailure
+    from .remember import Destination, MemoryWriter, WriteFailure
+    from .settings import DEFAULT_CAPTURE_TIMEOUT
 
-    sys.stdout.flush()
-    sys.stderr.flush()
-    if os.fork() != 0:
-        return
     try:
-        os.setsid()
-        devnull = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1, 2):
-            os.dup2(devnull, fd)
-        try:
-            stored = MemoryWriter(timeout=DEFAULT_CAPTURE_TIMEOUT).remember(destination, texts, KIND)
-        except WriteFailure as exc:
-            state.forget_turn(mark)
-            state.count(failed=len(texts))
-            state.log(f"stop: capture failed: {exc}")
-        else:
-            state.count(stored=stored)
-            state.log(f"stop: capture stored: {stored} entries")
-    finally:
-        os._exit(0)
+        stored = MemoryWriter(timeout=DEFAULT_CAPTURE_TIMEOUT).remember(Destination(*where), texts, KIND)
+    except WriteFailure as exc:
+        state.forget_turn(mark)
+        state.count(failed=len(texts))
+        state.log(f"stop: capture failed: {exc}")
+    else:
+        state.count(stored=stored)
+        state.log(f"stop: capture stored: {stored} entries")

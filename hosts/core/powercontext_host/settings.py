@@ -23,8 +23,6 @@ DEFAULT_ASSEMBLY = '{"sections":[{"family":"memory","limit":8}]}'
 DEFAULT_TIMEOUT = 2.0  # seconds a prompt may wait for its context, the whole exchange included
 MAX_TIMEOUT = 10.0
 DEFAULT_CAPTURE_TIMEOUT = 3.0  # seconds the background sender tries before dropping the turn
-HOSTS = ("claude-code", "codex")
-EVENTS = ("prompt", "stop")
 
 
 class SettingsError(ValueError):

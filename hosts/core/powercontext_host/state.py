@@ -29,7 +29,8 @@ class HostState:
         self._lock = self.directory / f"{host}.lock"
 
     def remember_turn(self, fingerprint: str) -> bool:
-        """Record `fingerprint`; False when it was already there (a repeat)."""
+        """Record `fingerprint` and count the turn captured, under one lock; False when it was
+        already there (a repeat)."""
         from .files import locked, write_atomically
 
         with locked(self._lock):
@@ -38,6 +39,7 @@ class HostState:
                 return False
             seen = [*seen, fingerprint][-MAX_SEEN:]
             write_atomically(self._seen, json.dumps(seen) + "\n", durable=False)
+            self._add({"captured": 1})
             return True
 
     def forget_turn(self, fingerprint: str) -> None:
@@ -52,13 +54,19 @@ class HostState:
                 )
 
     def count(self, **deltas: int) -> None:
-        from .files import locked, write_atomically  # the prompt hook only logs: it never loads these
+        from .files import locked  # the prompt hook only logs: it never loads these
 
         with locked(self._lock):
-            counters = self.counters()
-            for name, delta in deltas.items():
-                counters[name] = counters.get(name, 0) + delta
-            write_atomically(self._counters, json.dumps(counters, indent=2) + "\n", durable=False)
+            self._add(deltas)
+
+    def _add(self, deltas: Mapping[str, int]) -> None:
+        """Add to the counters; the caller holds the lock."""
+        from .files import write_atomically
+
+        counters = self.counters()
+        for name, delta in deltas.items():
+            counters[name] = counters.get(name, 0) + delta
+        write_atomically(self._counters, json.dumps(counters, indent=2) + "\n", durable=False)
 
     def counters(self) -> dict[str, int]:
         try:
