@@ -48,11 +48,8 @@ class WriterGate:
         self._waiting = 0
 
     @contextmanager
-    def waiting(self, write: bool) -> Iterator[None]:
-        """Around beginning a transaction: counts it while it waits if it writes."""
-        if not write:
-            yield
-            return
+    def waiting(self) -> Iterator[None]:
+        """Around beginning a write transaction: counts it while it waits."""
         with self._changed:
             self._waiting += 1
         try:

@@ -113,7 +113,10 @@ class SqlStore:
         except errors as exc:
             raise RetrievalUnavailable() from exc
         try:
-            with self._writer_gate.waiting(write):
+            if write:  # reads, prepare's among them, never wait on the gate
+                with self._writer_gate.waiting():
+                    self._backend.begin(conn, write)
+            else:
                 self._backend.begin(conn, write)
         except errors as exc:
             self._discard(conn)
