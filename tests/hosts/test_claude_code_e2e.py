@@ -338,6 +338,7 @@ def test_setup_twice_leaves_one_hook_each_and_keeps_unrelated_settings(
         "env": {"FOO": "1"},
     }
     workspace.settings.write_text(json.dumps(user_settings, indent=2))
+    workspace.env[TOKEN_ENV] = "pc-secret-token-value"  # in the environment setup runs in
     for _ in range(2):
         done = workspace.powercontext("--url", live_server, "setup", "claude-code", "--scope", "project:x")
     assert "undo: powercontext setup claude-code --remove" in done.stdout
@@ -349,7 +350,9 @@ def test_setup_twice_leaves_one_hook_each_and_keeps_unrelated_settings(
     assert " -m powercontext_host claude-code prompt " in prompt_hooks[1] + " "
     assert len(settings["hooks"]["Stop"]) == 1
     assert settings["hooks"]["PreToolUse"] == user_settings["hooks"]["PreToolUse"]
-    assert TOKEN_ENV not in json.dumps(settings) or "token" not in json.dumps(settings).lower()
+    # Only the variable's name could ever be written; with the default name, not even that.
+    written = workspace.settings.read_text() + (workspace.config / ".claude.json").read_text()
+    assert "pc-secret-token-value" not in written and "--token" not in written
 
     workspace.powercontext("setup", "claude-code", "--remove")
     assert json.loads(workspace.settings.read_text()) == user_settings
