@@ -23,14 +23,15 @@ from ..conftest import LiveServer
 ROOT = Path(__file__).resolve().parents[2]
 CLI_DOC = ROOT / "docs" / "cli.md"
 SESSION_PAGES = [CLI_DOC, ROOT / "README.md"]
-_SESSION = re.compile(r"^<!-- cli-test -->\n```console\n(.*?)```$", re.MULTILINE | re.DOTALL)
 _REQUEST_ID = re.compile(r"\(request id [0-9a-f]+\)")
 
 
-def sessions(page: Path) -> list[list[tuple[str, str]]]:
-    """Each marked block of `page` as (command line, expected output) pairs."""
+def sessions(page: Path, marker: str = "cli-test") -> list[list[tuple[str, str]]]:
+    """Each ```` ```console ```` block right after `<!-- marker -->` in `page`, as (command line,
+    expected output) pairs."""
+    pattern = re.compile(rf"^<!-- {marker} -->\n```console\n(.*?)```$", re.MULTILINE | re.DOTALL)
     found = []
-    for block in _SESSION.findall(page.read_text(encoding="utf-8")):
+    for block in pattern.findall(page.read_text(encoding="utf-8")):
         steps: list[tuple[str, list[str]]] = []
         for line in block.splitlines():
             if line.startswith("$ "):

@@ -6,7 +6,6 @@ and prints what the page shows (standard output, then standard error)."""
 from __future__ import annotations
 
 import os
-import re
 import shlex
 import subprocess
 import sys
@@ -16,12 +15,12 @@ from typing import Any
 
 import pytest
 
+from tests.cli.test_cli_docs import sessions
 from tests.hosts.conftest import REPO
 
 PAGES = [REPO / "docs" / "claude-code.md", REPO / "docs" / "codex.md"]
 CLIS = REPO / ".venv" / "host-clis" / "node_modules" / ".bin"
 DOCUMENTED_URL = "http://127.0.0.1:8000"
-_SESSION = re.compile(r"^<!-- host-docs-test -->\n```console\n(.*?)```$", re.MULTILINE | re.DOTALL)
 
 
 @pytest.fixture
@@ -30,23 +29,10 @@ def backend() -> str:
     return "sqlite"
 
 
-def sessions(page: Path) -> list[list[tuple[str, str]]]:
-    found = []
-    for block in _SESSION.findall(page.read_text(encoding="utf-8")):
-        steps: list[tuple[str, list[str]]] = []
-        for line in block.splitlines():
-            if line.startswith("$ "):
-                steps.append((line[2:], []))
-            else:
-                steps[-1][1].append(line)
-        found.append([(command, "\n".join(out)) for command, out in steps])
-    return found
-
-
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
 def test_the_page_sessions_replay(page: Path, start_server: Callable[..., Any], tmp_path: Path) -> None:
     live_server = start_server().base_url
-    blocks = sessions(page)
+    blocks = sessions(page, "host-docs-test")
     assert blocks, f"{page.name} has no host-docs-test session"
     home = tmp_path / "home"
     project = home / "work" / "zebra"
