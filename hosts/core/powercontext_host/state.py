@@ -83,10 +83,6 @@ class HostState:
         with open(self._log, mode, encoding="utf-8") as out:
             out.write(f"{stamp} {line}\n")
 
-    @property
-    def log_path(self) -> Path:
-        return self._log
-
 
 def _read_list(path: Path) -> list[str]:
     try:
