@@ -37,6 +37,7 @@ PACKAGE = ROOT / "generated" / "powercontext_api"
 HOST_CONTRACT = ROOT / "hosts" / "core" / "powercontext_host" / "_contract.py"
 HTTP_METHODS = ("get", "put", "post", "delete", "patch")
 ACCESS_KEY = "x-powercontext-access"
+HOST_DEFAULT_KEY = "x-powercontext-host-default"
 JSON_MEDIA_TYPE = "application/json"
 # A body sent as it is produced, one JSON object per line: a Scope export.
 STREAM_MEDIA_TYPE = "application/x-ndjson"
@@ -180,6 +181,9 @@ def operations_module(spec: Mapping[str, Any]) -> str:
         f"API_VERSION = {str(spec['info']['version'])!r}",
         '"""`info.version` of the contract."""',
         "",
+        f"HOST_DEFAULT_ASSEMBLY = {_literal(host_default_assembly(spec))}",
+        '"""The `assembly` (JSON text) a host sends when its user sets none."""',
+        "",
         "",
         "@dataclass(frozen=True, slots=True)",
         "class Parameter:",
@@ -294,7 +298,15 @@ def _literal(value: object) -> str:
     """Python source for a constant, spelled as the code formatter leaves it (double quotes)."""
     if isinstance(value, tuple):
         return "(" + ", ".join(_literal(v) for v in value) + ("," if len(value) == 1 else "") + ")"
-    return json.dumps(value) if isinstance(value, str) else repr(value)
+    if isinstance(value, str) and '"' not in value:
+        return json.dumps(value)
+    return repr(value)  # a text holding double quotes is single-quoted, as the formatter does
+
+
+def host_default_assembly(spec: Mapping[str, Any]) -> str:
+    """The prepare request's host default, as the compact JSON text a host sends."""
+    default = _schema(spec, "PrepareContextRequest")["properties"]["assembly"][HOST_DEFAULT_KEY]
+    return json.dumps(default, separators=(",", ":"))
 
 
 def host_contract_module(spec: Mapping[str, Any]) -> str:
@@ -318,6 +330,7 @@ def host_contract_module(spec: Mapping[str, Any]) -> str:
         ("MAX_SCOPE_ID_CHARS", _schema(spec, "ScopeId")["maxLength"], "longest Scope id"),
         ("MAX_ENTRY_CHARS", _schema(spec, "MemoryText")["maxLength"], "longest Memory entry text"),
         ("MAX_BATCH_ENTRIES", batch["maxItems"], "most entries in one remember/batch"),
+        ("HOST_DEFAULT_ASSEMBLY", host_default_assembly(spec), "the assembly sent when none is set"),
     ]
     lines = [
         HEADER.rstrip("\n"),

@@ -28,7 +28,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from powercontext_api.models import PrepareContextRequest, PreparedContext
-from powercontext_api.operations import API_VERSION
+from powercontext_api.operations import API_VERSION, HOST_DEFAULT_ASSEMBLY
 
 from ._async_client import AsyncPowerContextClient
 from ._errors import PowerContextError, PowerContextHTTPError, TransportError
@@ -60,6 +60,8 @@ class McpSettings:
     token: str | None
     timeout: float
     scope: str | None = None
+    # prepare_context's `assembly` when a call sets none, as JSON text; None: such a call is legacy.
+    assembly: str | None = HOST_DEFAULT_ASSEMBLY
     http: tuple[str, int] | None = None  # (host, port); None serves stdio
     sessions: SessionLimits = field(default_factory=SessionLimits)  # of streamable HTTP
 
@@ -85,7 +87,8 @@ def run(settings: McpSettings) -> int:
 
 async def _serve(settings: McpSettings, sock: socket.socket | None) -> None:
     async with AsyncPowerContextClient(settings.url, settings.token, timeout=settings.timeout) as client:
-        server = build_server(client, build_tools(settings.scope), settings)
+        assembly = None if settings.assembly is None else json.loads(settings.assembly)
+        server = build_server(client, build_tools(settings.scope, assembly), settings)
         if sock is None:
             async with stdio_server() as (read_stream, write_stream):
                 await server.run(read_stream, write_stream, server.create_initialization_options())

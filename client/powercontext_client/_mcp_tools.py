@@ -9,8 +9,9 @@ This module does not import the MCP SDK: `_mcp_server` turns these specs into SD
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict
@@ -23,6 +24,7 @@ PREPARE_TOOL: Final = "prepare_context"
 """The tool whose result is the prepared text itself, not the JSON answer."""
 
 SCOPE_FIELD: Final = "scope_id"
+ASSEMBLY_FIELD: Final = "assembly"
 
 # The operations offered as tools, in listing order: prepare and write Memory, then the reads an agent
 # uses to look things up. Scope administration, erasure and candidate review stay with people.
@@ -65,7 +67,8 @@ class ToolRequest:
 
 @dataclass(frozen=True)
 class ToolSpec:
-    """One operation as an MCP tool. `default_scope`, when set, fills a missing `scope_id`."""
+    """One operation as an MCP tool. `defaults` fill the arguments a call leaves out (argument name
+    to value, only names of the arguments model)."""
 
     operation: Operation[BaseModel]
     description: str
@@ -73,7 +76,7 @@ class ToolSpec:
     input_schema: Mapping[str, Any]
     output_schema: Mapping[str, Any] | None
     read_only: bool
-    default_scope: str | None = None
+    defaults: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -82,8 +85,8 @@ class ToolSpec:
     def request(self, arguments: Mapping[str, Any]) -> ToolRequest:
         """Validate `arguments` with the request model; raises `pydantic.ValidationError`."""
         given = dict(arguments)
-        if self.default_scope is not None and SCOPE_FIELD in self.arguments_model.model_fields:
-            given.setdefault(SCOPE_FIELD, self.default_scope)
+        for name, value in self.defaults.items():
+            given.setdefault(name, copy.deepcopy(value))
         validated = adapter(self.arguments_model).validate_python(given)
         if self.operation.body_model is not None:
             return ToolRequest(body=validated)
@@ -96,41 +99,51 @@ class ToolSpec:
         )
 
 
-def build_tools(default_scope: str | None = None) -> tuple[ToolSpec, ...]:
-    """Every tool of `TOOL_OPERATIONS`; with `default_scope`, `scope_id` is optional and defaults to it."""
-    return tuple(_tool(BY_ID[operation_id], default_scope) for operation_id in TOOL_OPERATIONS)
+def build_tools(
+    default_scope: str | None = None, default_assembly: Mapping[str, Any] | None = None
+) -> tuple[ToolSpec, ...]:
+    """Every tool of `TOOL_OPERATIONS`. With `default_scope`, `scope_id` is optional and defaults to
+    it; with `default_assembly`, so is prepare's `assembly` (None: a call without one is legacy)."""
+    defaults: dict[str, Any] = {}
+    if default_scope is not None:
+        defaults[SCOPE_FIELD] = default_scope
+    if default_assembly is not None:
+        defaults[ASSEMBLY_FIELD] = dict(default_assembly)
+    return tuple(_tool(BY_ID[operation_id], defaults) for operation_id in TOOL_OPERATIONS)
 
 
-def _tool(operation: Operation[BaseModel], default_scope: str | None) -> ToolSpec:
+def _tool(operation: Operation[BaseModel], defaults: Mapping[str, Any]) -> ToolSpec:
     model = operation.body_model or operation.parameters_model or NoArguments
+    own = {name: value for name, value in defaults.items() if name in model.model_fields}
     return ToolSpec(
         operation=operation,
         description=operation.summary,
         arguments_model=model,
-        input_schema=input_schema(model, default_scope),
+        input_schema=input_schema(model, own),
         # Prepare answers with its text alone (see `_mcp_server`), so it declares no structure.
         output_schema=None
         if operation.operation_id == PREPARE_TOOL
         else operation.response_model.model_json_schema(mode="serialization"),
         read_only=operation.access != WRITE_ACCESS,
-        default_scope=default_scope,
+        defaults=own,
     )
 
 
-def input_schema(model: type[BaseModel], default_scope: str | None) -> dict[str, Any]:
-    """`model`'s JSON Schema; with `default_scope`, `scope_id` is not required and defaults to it.
+def input_schema(model: type[BaseModel], defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """`model`'s JSON Schema, where each argument of `defaults` is optional and shows its default.
 
     The schema stays self-contained: pydantic puts nested models under `$defs` and refers to them
     with `#/$defs/...`, which every JSON Schema validator (and the MCP SDK) resolves in the document.
     """
     schema = model.model_json_schema()
     properties = schema.get("properties", {})
-    if default_scope is not None and SCOPE_FIELD in properties:
-        properties[SCOPE_FIELD] = {**properties[SCOPE_FIELD], "default": default_scope}
-        required = [name for name in schema.get("required", []) if name != SCOPE_FIELD]
-        if required:
-            schema["required"] = required
-        else:
-            # An empty `required` is invalid before draft 6; pydantic leaves it out too.
-            schema.pop("required", None)
+    given = [name for name in defaults if name in properties]
+    for name in given:
+        properties[name] = {**properties[name], "default": copy.deepcopy(defaults[name])}
+    required = [name for name in schema.get("required", []) if name not in given]
+    if required:
+        schema["required"] = required
+    else:
+        # An empty `required` is invalid before draft 6; pydantic leaves it out too.
+        schema.pop("required", None)
     return schema

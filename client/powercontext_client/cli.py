@@ -23,7 +23,8 @@ from typing import IO, Any
 
 from pydantic import BaseModel, ValidationError
 
-from powercontext_api.models import GetScopeParameters, RememberBatchResult
+from powercontext_api.models import GetScopeParameters, PrepareContextRequest, RememberBatchResult
+from powercontext_api.operations import HOST_DEFAULT_ASSEMBLY
 
 from ._client import PowerContextClient
 from ._errors import (
@@ -232,6 +233,16 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
         "--scope",
         metavar="SCOPE_ID",
         help="The Scope tools use when a call leaves scope_id out; scope_id is then optional in every tool.",
+    )
+    sub.add_argument(
+        "--assembly",
+        type=_assembly_option,
+        default=HOST_DEFAULT_ASSEMBLY,
+        metavar="JSON",
+        help=(
+            "The assembly object prepare_context sends when a call sets none, or `legacy` for none "
+            f"(default {HOST_DEFAULT_ASSEMBLY}: the most evidence in the project's evaluation)."
+        ),
     )
     sub.add_argument(
         "--http",
@@ -873,10 +884,27 @@ def _mcp(args: argparse.Namespace) -> int:
         token=args.token,
         timeout=args.timeout,
         scope=args.scope,
+        assembly=args.assembly,
         http=args.http,
         sessions=sessions,
     )
     return _mcp_server.run(settings)
+
+
+def _assembly_option(value: str) -> str | None:
+    """A JSON object the contract accepts as `assembly`, compacted, or None for `legacy`."""
+    if value.strip() == "legacy":
+        return None
+    try:
+        parsed = json.loads(value)
+        PrepareContextRequest.model_validate({"scope_id": "s", "query": "q", "assembly": parsed})
+    except ValidationError as exc:
+        raise argparse.ArgumentTypeError(
+            f"not an assembly the contract accepts: {validation_summary(exc)}"
+        ) from None
+    except ValueError:
+        raise argparse.ArgumentTypeError("not a JSON object or `legacy`") from None
+    return json.dumps(parsed, separators=(",", ":"), ensure_ascii=False)
 
 
 def _http_address(value: str) -> tuple[str, int]:

@@ -20,6 +20,9 @@ ResponseT = TypeVar("ResponseT", bound=BaseModel)
 API_VERSION = '0.1.0'
 """`info.version` of the contract."""
 
+HOST_DEFAULT_ASSEMBLY = '{"sections":[{"family":"memory","limit":8}]}'
+"""The `assembly` (JSON text) a host sends when its user sets none."""
+
 
 @dataclass(frozen=True, slots=True)
 class Parameter:

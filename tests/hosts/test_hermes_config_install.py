@@ -20,6 +20,7 @@ from hosts.hermes.powercontext_memory.config import (
     Settings,
     load_settings,
 )
+from powercontext_host._contract import HOST_DEFAULT_ASSEMBLY
 from tests.hosts.conftest import REPO
 
 CWD = Path("/work/zebra-gateway")
@@ -31,13 +32,16 @@ def settings_from(**env: str) -> Settings:
     return load_settings({f"POWERCONTEXT_HERMES_{key.upper()}": value for key, value in env.items()}, cwd=CWD)
 
 
-def test_defaults_are_a_legacy_request_to_the_local_server() -> None:
+def test_defaults_are_the_hosts_assembly_sent_to_the_local_server() -> None:
     settings = load_settings({}, cwd=CWD)
     assert settings.base_url == "http://127.0.0.1:8000"
     assert settings.token is None
     assert settings.scope_id == "project:zebra-gateway"
     assert (settings.max_bytes, settings.timeout) == (8000, 2.0)
-    assert settings.assembly_json is None and settings.mode == "legacy"
+    # Memory only, eight entries: the contract's host default, which carries the most evidence
+    # in `make eval`; the Claude Code and Codex hooks send the same.
+    assert json.loads(settings.assembly_json or "") == {"sections": [{"family": "memory", "limit": 8}]}
+    assert settings.assembly_json == HOST_DEFAULT_ASSEMBLY and settings.mode == "assembly"
 
 
 def test_explicit_settings_are_kept() -> None:
@@ -81,6 +85,7 @@ def test_the_timeout_is_capped_at_two_seconds(value: str) -> None:
         ("context_assembly", "[]"),
         ("context_assembly", '"memory"'),
         ("context_assembly", "{sections: []}"),
+        ("context_assembly", "Legacy"),
         ("base_url", "127.0.0.1:8000"),
         ("scope", "   "),
         ("scope", "x" * 257),
@@ -96,8 +101,17 @@ def test_invalid_settings_are_rejected_without_echoing_them(name: str, value: st
     assert value.strip() == "" or value not in str(caught.value)
 
 
-def test_an_empty_assembly_variable_means_legacy() -> None:
-    assert settings_from(context_assembly="").mode == "legacy"
+def test_an_empty_assembly_variable_means_the_default() -> None:
+    assert settings_from(context_assembly="").assembly_json == HOST_DEFAULT_ASSEMBLY
+
+
+@pytest.mark.parametrize("value", ["legacy", " legacy\n"])
+def test_legacy_is_asked_for_by_name_in_the_environment_or_the_file(tmp_path: Path, value: str) -> None:
+    settings = settings_from(context_assembly=value)
+    assert settings.assembly_json is None and settings.mode == "legacy"
+    path = tmp_path / "powercontext.json"
+    path.write_text(json.dumps({"context_assembly": value}), encoding="utf-8")
+    assert load_settings({"POWERCONTEXT_HERMES_CONFIG": str(path)}, cwd=CWD).mode == "legacy"
 
 
 @pytest.mark.parametrize(

@@ -22,6 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
+from powercontext_host._contract import HOST_DEFAULT_ASSEMBLY
 from tests.hosts.conftest import REPO
 from tests.hosts.fakes import (
     MODEL_ANSWER,
@@ -165,26 +166,44 @@ def test_configured_assembly_reaches_the_server_and_its_text_reaches_the_model_u
     assert legacy not in user_text
 
 
-def test_legacy_mode_sends_no_assembly_and_injects_the_legacy_text_unchanged(
-    http: httpx.Client, live_server: str, model: RecordingServer, hermes_home: Path, tmp_path: Path
+@pytest.mark.parametrize(
+    ("setting", "assembly", "marker"),
+    [
+        # Unset: Memory only, eight entries, the contract's host default (the most evidence in `make eval`).
+        (None, json.loads(HOST_DEFAULT_ASSEMBLY), "# PowerContext historical context"),
+        ("legacy", None, "BEGIN_POWERCONTEXT_PREPARED_CONTEXT_V1"),
+    ],
+    ids=["default", "legacy"],
+)
+def test_the_default_and_the_legacy_request_inject_the_servers_text_unchanged(
+    setting: str | None,
+    assembly: dict[str, object] | None,
+    marker: str,
+    http: httpx.Client,
+    live_server: str,
+    model: RecordingServer,
+    hermes_home: Path,
+    tmp_path: Path,
 ) -> None:
     work = tmp_path / f"zebra-{uuid.uuid4().hex[:8]}"  # the default Scope is project:{cwd_name}
     scope_id = f"project:{work.name}"
     seed_scope(http, scope_id)
-    expected_request = {"scope_id": scope_id, "query": PROMPT, "max_bytes": 8000}
+    expected_request: dict[str, object] = {"scope_id": scope_id, "query": PROMPT, "max_bytes": 8000}
+    if assembly is not None:
+        expected_request["assembly"] = assembly
     content = prepared(http, expected_request)  # before the turn is captured into this Scope
+    settings = {"POWERCONTEXT_HERMES_BASE_URL": "", "POWERCONTEXT_HERMES_TOKEN": TOKEN}
+    if setting is not None:
+        settings["POWERCONTEXT_HERMES_CONTEXT_ASSEMBLY"] = setting
     with RecordingServer(forward_to(live_server)) as proxy:
-        turn = run_turn(
-            hermes_home,
-            work,
-            {"POWERCONTEXT_HERMES_BASE_URL": proxy.base_url, "POWERCONTEXT_HERMES_TOKEN": TOKEN},
-        )
+        settings["POWERCONTEXT_HERMES_BASE_URL"] = proxy.base_url
+        turn = run_turn(hermes_home, work, settings)
 
     [sent] = proxy.requests_to(PREPARE)
     assert sent.json() == expected_request
     assert sent.headers["Authorization"] == f"Bearer {TOKEN}"
-    assert "BEGIN_POWERCONTEXT_PREPARED_CONTEXT_V1" in content
-    assert content in model_user_text(model)
+    assert marker in content
+    assert model_user_text(model).count(content) == 1
     assert TOKEN not in turn.stdout + turn.stderr
 
 
@@ -394,10 +413,10 @@ def test_hostile_bodies_reach_the_model_unchanged(
         "POWERCONTEXT_HERMES_MAX_BYTES": "16000",
     }
     request: dict[str, object] = {"scope_id": scope_id, "query": HOSTILE_PROMPT, "max_bytes": 16000}
-    if mode == "assembly":
-        assembly = {"sections": [{"family": "memory", "limit": 8}]}
-        settings["POWERCONTEXT_HERMES_CONTEXT_ASSEMBLY"] = json.dumps(assembly)
-        request["assembly"] = assembly
+    if mode == "assembly":  # unset: the host default, Memory only, eight entries
+        request["assembly"] = json.loads(HOST_DEFAULT_ASSEMBLY)
+    else:
+        settings["POWERCONTEXT_HERMES_CONTEXT_ASSEMBLY"] = "legacy"
     content = prepared(http, request)  # before the turn is captured into this Scope
     entries = content.count("\n### Memory ") if mode == "assembly" else content.count('{"citation":')
     assert (

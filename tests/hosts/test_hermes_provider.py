@@ -22,6 +22,7 @@ import pytest
 from hosts.hermes.powercontext_memory import PROVIDER_NAME, PowerContextMemoryProvider, register
 from hosts.hermes.powercontext_memory.cache import cache_key
 from hosts.hermes.powercontext_memory.config import SOURCES, load_settings
+from powercontext_host._contract import HOST_DEFAULT_ASSEMBLY
 from tests.hosts.fakes import (
     HangingServer,
     Received,
@@ -43,6 +44,7 @@ QUERY = "What must run after the zebra gateway API changes?"
 TOKEN = "provider-test-secret-token"
 SCHEMA = "powercontext.prepared-context.v1"
 EMPTY = {"schema": SCHEMA, "status": "empty", "content": None, "content_bytes": 0}
+HOST_DEFAULT = json.loads(HOST_DEFAULT_ASSEMBLY)
 MEMORY_ONE = {"sections": [{"family": "memory", "limit": 1}], "show": ["recall_rank"]}
 # The RFC's defaults written out, with object keys in another order at every level.
 DEFAULTS_SHUFFLED = (
@@ -167,21 +169,22 @@ def test_a_changed_assembly_never_reuses_text_prepared_under_the_old_one(
 ) -> None:
     provider = started(turn=2)
     texts = []
-    for assembly in ["{}", json.dumps(MEMORY_ONE), None]:
+    for assembly in ["{}", json.dumps(MEMORY_ONE), "legacy", None]:
         configure(monkeypatch, assembly=assembly)
         provider.on_turn_start(2, QUERY)  # same turn number and query: only the assembly differs
         texts.append(provider.prefetch(QUERY))
 
     requests = sent(proxy)
-    assert [request.get("assembly") for request in requests] == [{}, MEMORY_ONE, None]
+    assert [request.get("assembly") for request in requests] == [{}, MEMORY_ONE, None, HOST_DEFAULT]
     assert "assembly" not in requests[2]  # legacy: the key is absent, not null
     assert texts == [server_text(http, request) for request in requests]
-    assert len(set(texts)) == 3
+    assert len(set(texts[:3])) == 3 and texts[3] != texts[2]
 
 
 def test_configuration_is_frozen_from_turn_start_until_the_next_turn(
     proxy: RecordingServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    configure(monkeypatch, assembly="legacy")
     provider = started(turn=1)  # legacy, 8000
     configure(monkeypatch, max_bytes="900", assembly=json.dumps(MEMORY_ONE))
     provider.prefetch(QUERY)
@@ -232,7 +235,9 @@ def test_every_part_of_the_request_identity_separates_cache_entries() -> None:
     ]
     assert base == cache_key(load_settings({"POWERCONTEXT_HERMES_SCOPE": "project:a"}), "s", 1, "q")
     assert len({base, *variants}) == len(variants) + 1
-    assert variants[6].mode == "assembly" and base.mode == "legacy"
+    assert variants[6].mode == "assembly" and base.mode == "assembly"
+    legacy = cache_key(dataclasses.replace(settings, assembly_json=None), "s", 1, "q")
+    assert legacy.mode == "legacy" and legacy not in {base, *variants}
 
 
 EQUIVALENT_TO_EMPTY = {
@@ -336,7 +341,7 @@ def test_assembly_is_sent_once_the_server_says_it_supports_it_and_that_is_rememb
 
 
 def test_legacy_mode_never_asks_for_capabilities(monkeypatch: pytest.MonkeyPatch) -> None:
-    with scripted_server(monkeypatch, [fixed_reply(SUPPORTED)]) as server:
+    with scripted_server(monkeypatch, [fixed_reply(SUPPORTED)], assembly="legacy") as server:
         provider = started(turn=1)
         assert provider.prefetch(QUERY) == "legacy text"
         provider.queue_prefetch(QUERY, session_id="hermes-session")
@@ -616,7 +621,7 @@ def test_a_redirect_is_not_followed(monkeypatch: pytest.MonkeyPatch) -> None:
     with RecordingServer(fixed_reply(json_reply(200, ready("elsewhere")))) as elsewhere:
         redirect = Reply(307, "text/plain", b"", {"Location": elsewhere.base_url + PREPARE})
         with RecordingServer(fixed_reply(redirect)) as server:
-            configure(monkeypatch, base_url=server.base_url, token=TOKEN)
+            configure(monkeypatch, base_url=server.base_url, token=TOKEN, assembly="legacy")
             assert started().prefetch(QUERY) == ""
             assert len(server.received) == 1
         assert elsewhere.received == []

@@ -8,6 +8,7 @@ a subprocess, as a host starts it, and reaches the test server over HTTP.
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import subprocess
 import sys
@@ -20,11 +21,20 @@ import httpx
 import pytest
 from mcp import Client, StdioServerParameters
 
+from powercontext_api.operations import HOST_DEFAULT_ASSEMBLY
+
 from ..conftest import LiveServer
 
 ROOT = Path(__file__).resolve().parents[2]
 POWERCONTEXT = Path(sys.executable).parent / "powercontext"
 TIMEOUT_S = 60.0
+# What `powercontext mcp` gives prepare_context when a call sets no `assembly` (`--assembly`).
+DEFAULT_ASSEMBLY: dict[str, Any] = json.loads(HOST_DEFAULT_ASSEMBLY)
+
+
+def as_sent(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The prepare request `powercontext mcp` sends for the tool arguments `body`."""
+    return {"assembly": DEFAULT_ASSEMBLY, **body}
 
 
 @pytest.fixture

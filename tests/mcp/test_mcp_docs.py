@@ -26,7 +26,7 @@ from powercontext_client._mcp_tools import TOOL_OPERATIONS, WRITE_ACCESS
 from powercontext_client.cli import build_parser
 
 from ..conftest import LiveServer
-from .conftest import POWERCONTEXT, ROOT, TIMEOUT_S
+from .conftest import POWERCONTEXT, ROOT, TIMEOUT_S, as_sent
 
 PAGE = ROOT / "docs" / "mcp.md"
 PAGE_URL = "http://127.0.0.1:8000"
@@ -79,7 +79,8 @@ async def test_a_documented_configuration_starts_a_working_server(
         assert http.post("/v1/scopes", json={"scope_id": PAGE_SCOPE}).is_success
         remembered = {"scope_id": PAGE_SCOPE, "text": "The demo deploys from main."}
         assert http.post("/v1/memory/remember", json=remembered).is_success
-        expected = http.post("/v1/context/prepare", json={"scope_id": PAGE_SCOPE, "query": "deploys"}).json()
+        asked = as_sent({"scope_id": PAGE_SCOPE, "query": "deploys"})
+        expected = http.post("/v1/context/prepare", json=asked).json()
 
     assert entry.command == "powercontext"  # as installed on the host's PATH: here, .venv/bin
     local = {PAGE_URL: server.base_url}

@@ -14,7 +14,7 @@ from mcp import Client
 from powercontext_client._mcp_tools import TOOL_OPERATIONS
 
 from ..conftest import LiveServer
-from .conftest import TIMEOUT_S, api, create_scope, mcp_http
+from .conftest import TIMEOUT_S, api, as_sent, create_scope, mcp_http
 
 
 @pytest.fixture
@@ -33,7 +33,9 @@ async def test_streamable_http_serves_the_tools_on_loopback(server: LiveServer, 
         "/v1/memory/remember",
         {"scope_id": "project:http", "text": "Deploys go out on Tuesdays."},
     )
-    expected = api(server, "POST", "/v1/context/prepare", {"scope_id": "project:http", "query": "deploys"})
+    expected = api(
+        server, "POST", "/v1/context/prepare", as_sent({"scope_id": "project:http", "query": "deploys"})
+    )
     # "auto" negotiates the 2026 protocol, "legacy" the initialize handshake most hosts still use.
     for mode in ("auto", "legacy"):
         with anyio.fail_after(TIMEOUT_S):

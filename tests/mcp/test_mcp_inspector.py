@@ -19,7 +19,7 @@ from powercontext_api.models import PrepareContextRequest
 from powercontext_client._mcp_tools import TOOL_OPERATIONS
 
 from ..conftest import LiveServer
-from .conftest import POWERCONTEXT, ROOT, api, create_scope
+from .conftest import DEFAULT_ASSEMBLY, POWERCONTEXT, ROOT, api, as_sent, create_scope
 
 INSPECTOR_ENV = "POWERCONTEXT_MCP_INSPECTOR"
 DEFAULT_INSPECTOR = ROOT / ".venv" / "mcp-inspector" / "node_modules" / ".bin" / "mcp-inspector"
@@ -65,6 +65,7 @@ def test_the_inspector_lists_the_tools_with_the_request_schemas(
     (prepare,) = [tool for tool in tools if tool["name"] == "prepare_context"]
     expected = PrepareContextRequest.model_json_schema()
     expected["properties"]["scope_id"]["default"] = "project:demo"
+    expected["properties"]["assembly"]["default"] = DEFAULT_ASSEMBLY
     expected["required"].remove("scope_id")
     assert prepare["inputSchema"] == expected
 
@@ -80,7 +81,7 @@ def test_the_inspector_calls_prepare_and_gets_the_http_text(
         {"scope_id": "project:demo", "text": "Staging resets every night."},
     )
     expected = api(
-        server, "POST", "/v1/context/prepare", {"scope_id": "project:demo", "query": "staging reset"}
+        server, "POST", "/v1/context/prepare", as_sent({"scope_id": "project:demo", "query": "staging reset"})
     )
     assert expected["status"] == "ready"
     run = inspect(

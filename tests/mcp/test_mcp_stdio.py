@@ -19,7 +19,7 @@ from powercontext_api.operations import BY_ID
 from powercontext_client._mcp_tools import TOOL_OPERATIONS, WRITE_ACCESS, NoArguments
 
 from ..conftest import LiveServer
-from .conftest import api, create_scope, stdio_client
+from .conftest import DEFAULT_ASSEMBLY, api, as_sent, create_scope, stdio_client
 from .test_mcp_tools import spec_summaries
 
 SCOPE = "project:mcp"
@@ -50,7 +50,10 @@ async def test_tools_are_the_operations_with_their_request_models_schemas(server
     for tool in listed:
         operation = BY_ID[tool.name]
         model = operation.body_model or operation.parameters_model or NoArguments
-        assert tool.input_schema == model.model_json_schema(), tool.name
+        expected = model.model_json_schema()
+        if tool.name == "prepare_context":  # the default assembly is shown (and `assembly` was optional)
+            expected["properties"]["assembly"]["default"] = DEFAULT_ASSEMBLY
+        assert tool.input_schema == expected, tool.name
         assert tool.description == summaries[tool.name]
         if tool.name == "prepare_context":
             assert tool.output_schema is None  # its result is the text itself
@@ -91,12 +94,43 @@ async def test_remembered_entries_prepare_to_the_http_text_byte_for_byte(server:
                 "assembly": {"sections": [{"family": "memory", "limit": 3}], "show": ["recall_rank"]},
             },
         ):
-            expected = prepare_over_http(server, body)
+            expected = prepare_over_http(server, as_sent(body))
             assert expected["status"] == "ready"
             result = await client.call_tool("prepare_context", body)
             assert not result.is_error, text_of(result)
             assert result.structured_content is None
             assert text_of(result).encode("utf-8") == expected["content"].encode("utf-8"), body
+
+
+MEMORY_TWO = {"sections": [{"family": "memory", "limit": 2}]}
+
+
+@pytest.mark.parametrize(
+    ("option", "assembly"),
+    [
+        ((), DEFAULT_ASSEMBLY),
+        (("--assembly", json.dumps(MEMORY_TWO)), MEMORY_TWO),
+        (("--assembly", "legacy"), None),
+    ],
+    ids=["default", "configured", "legacy"],
+)
+async def test_the_assembly_option_is_what_a_call_without_one_prepares_with(
+    server: LiveServer, option: tuple[str, ...], assembly: dict[str, object] | None
+) -> None:
+    """Unset, Memory only, eight entries: the most evidence in `make eval` (docs/mcp.md)."""
+    create_scope(server, SCOPE)
+    api(server, "POST", "/v1/memory/remember", {"scope_id": SCOPE, "text": FACTS[0]})
+    arguments = {"scope_id": SCOPE, "query": "release builds"}
+    expected = prepare_over_http(
+        server, arguments if assembly is None else {**arguments, "assembly": assembly}
+    )
+    async with stdio_client(server.base_url, *option) as client:
+        (prepare, *_) = (await client.list_tools()).tools
+        result = await client.call_tool("prepare_context", arguments)
+    assert prepare.input_schema["properties"]["assembly"].get("default") == assembly
+    assert text_of(result) == expected["content"] != ""
+    legacy = "BEGIN_POWERCONTEXT_PREPARED_CONTEXT_V1" in text_of(result)
+    assert legacy is (assembly is None)
 
 
 async def test_an_empty_prepare_is_one_empty_text_item(server: LiveServer) -> None:
@@ -106,7 +140,7 @@ async def test_an_empty_prepare_is_one_empty_text_item(server: LiveServer) -> No
             {"scope_id": SCOPE, "query": "nothing is stored yet"},
             {"scope_id": SCOPE, "query": "nothing asked for", "assembly": {"sections": []}},
         ):
-            assert prepare_over_http(server, body)["status"] == "empty"
+            assert prepare_over_http(server, as_sent(body))["status"] == "empty"
             result = await client.call_tool("prepare_context", body)
             assert not result.is_error
             assert text_of(result) == ""
@@ -162,6 +196,8 @@ async def test_scope_option_makes_scope_id_optional_and_its_default(server: Live
             operation = BY_ID[tool.name]
             model = operation.body_model or operation.parameters_model or NoArguments
             expected = model.model_json_schema()
+            if tool.name == "prepare_context":
+                expected["properties"]["assembly"]["default"] = DEFAULT_ASSEMBLY
             if "scope_id" in expected["properties"]:
                 expected["properties"]["scope_id"]["default"] = "project:default"
                 expected["required"].remove("scope_id")
@@ -174,7 +210,9 @@ async def test_scope_option_makes_scope_id_optional_and_its_default(server: Live
         listed = api(server, "POST", "/v1/memory/entries/list", {"scope_id": "project:default"})
         assert [e["text"] for e in listed["entries"]] == [FACTS[0]]
         prepared = await client.call_tool("prepare_context", {"query": "release builds"})
-        expected_text = prepare_over_http(server, {"scope_id": "project:default", "query": "release builds"})
+        expected_text = prepare_over_http(
+            server, as_sent({"scope_id": "project:default", "query": "release builds"})
+        )
         assert text_of(prepared) == expected_text["content"]
         scope = await client.call_tool("get_scope", {})
         assert scope.structured_content["scope_id"] == "project:default"

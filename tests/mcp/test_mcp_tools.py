@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from functools import cache
 
 import pytest
@@ -9,7 +10,7 @@ import yaml
 from pydantic import ValidationError
 
 from powercontext_api.models import PrepareContextRequest, SearchRequest
-from powercontext_api.operations import BY_ID
+from powercontext_api.operations import BY_ID, HOST_DEFAULT_ASSEMBLY
 from powercontext_client._mcp_tools import (
     TOOL_OPERATIONS,
     NoArguments,
@@ -55,7 +56,7 @@ def test_the_input_schema_is_the_request_models_own() -> None:
 
 
 def test_a_default_scope_makes_scope_id_optional_and_leaves_the_rest() -> None:
-    schema = input_schema(PrepareContextRequest, "project:demo")
+    schema = input_schema(PrepareContextRequest, {"scope_id": "project:demo"})
     expected = PrepareContextRequest.model_json_schema()
     assert schema["required"] == ["query"]
     assert schema["properties"]["scope_id"] == {
@@ -67,8 +68,28 @@ def test_a_default_scope_makes_scope_id_optional_and_leaves_the_rest() -> None:
     }
     # The model's own schema is not touched.
     assert PrepareContextRequest.model_json_schema() == expected
-    only_scope = input_schema(BY_ID["get_profile"].body_model or NoArguments, "project:demo")
+    only_scope = input_schema(BY_ID["get_profile"].body_model or NoArguments, {"scope_id": "project:demo"})
     assert "required" not in only_scope
+
+
+def test_a_default_assembly_is_shown_in_prepares_schema_and_sent_when_a_call_sets_none() -> None:
+    """`powercontext mcp` gives prepare_context the contract's host default (Memory only, eight
+    entries, the most evidence in `make eval`); a call's own `assembly`, `{}` included, wins."""
+    default = json.loads(HOST_DEFAULT_ASSEMBLY)
+    tools = {tool.name: tool for tool in build_tools("project:demo", default)}
+    prepare = tools["prepare_context"]
+    assert prepare.input_schema["properties"]["assembly"]["default"] == default
+    assert prepare.input_schema["required"] == ["query"]
+    sent = prepare.request({"query": "q"}).body
+    assert sent is not None and sent.model_dump(mode="json", exclude_unset=True)["assembly"] == default
+    own = prepare.request({"query": "q", "assembly": {}}).body
+    assert own is not None and own.model_dump(mode="json", exclude_unset=True)["assembly"] == {}
+    # Only prepare has an assembly; no other tool's schema or request changes.
+    assert tools["search_topics"].input_schema == input_schema(SearchRequest, {"scope_id": "project:demo"})
+    # Without a default (`--assembly legacy`), a call without one sends none: the legacy answer.
+    (legacy, *_) = build_tools("project:demo", None)
+    body = legacy.request({"query": "q"}).body
+    assert body is not None and "assembly" not in body.model_dump(mode="json", exclude_unset=True)
 
 
 def test_requests_carry_what_the_caller_set_and_the_default_scope() -> None:

@@ -16,3 +16,4 @@ MAX_QUERY_CHARS = 8192  # longest prepare query
 MAX_SCOPE_ID_CHARS = 256  # longest Scope id
 MAX_ENTRY_CHARS = 16000  # longest Memory entry text
 MAX_BATCH_ENTRIES = 1000  # most entries in one remember/batch
+HOST_DEFAULT_ASSEMBLY = '{"sections":[{"family":"memory","limit":8}]}'  # the assembly sent when none is set

@@ -13,13 +13,14 @@ import urllib.parse
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from ._contract import DEFAULT_MAX_BYTES, MAX_MAX_BYTES, MIN_MAX_BYTES
+from ._contract import DEFAULT_MAX_BYTES, HOST_DEFAULT_ASSEMBLY, MAX_MAX_BYTES, MIN_MAX_BYTES
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 DEFAULT_TOKEN_ENV = "POWERCONTEXT_TOKEN"
-# Memory only, eight entries: the selection that carried the most LoCoMo evidence at 8000 bytes in
-# `make eval` (0.544, against 0.510 for `{}` and 0.424 for the legacy format); docs/evaluation.md.
-DEFAULT_ASSEMBLY = '{"sections":[{"family":"memory","limit":8}]}'
+# Memory only, eight entries, as the contract's host default says: the selection that carried the
+# most LoCoMo evidence at 8000 bytes in `make eval`; docs/evaluation.md.
+DEFAULT_ASSEMBLY = HOST_DEFAULT_ASSEMBLY
+LEGACY = "legacy"  # the word that asks for no `assembly` (the legacy request)
 DEFAULT_TIMEOUT = 2.0  # seconds a prompt may wait for its context, the whole exchange included
 MAX_TIMEOUT = 10.0
 DEFAULT_CAPTURE_TIMEOUT = 3.0  # seconds the background sender tries before dropping the turn
@@ -47,7 +48,7 @@ class HookSettings(NamedTuple):
         if self.max_bytes != DEFAULT_MAX_BYTES:
             out += ["--max-bytes", str(self.max_bytes)]
         if self.assembly_json != DEFAULT_ASSEMBLY:
-            out += ["--assembly", "legacy" if self.assembly_json is None else self.assembly_json]
+            out += ["--assembly", LEGACY if self.assembly_json is None else self.assembly_json]
         if self.timeout != DEFAULT_TIMEOUT:
             out += ["--timeout", f"{self.timeout:g}"]
         if not self.capture:
@@ -89,7 +90,7 @@ def from_arguments(args: argparse.Namespace) -> HookSettings:
         url=_url(args.url),
         token_env=_env_name(args.token_env),
         max_bytes=_max_bytes(args.max_bytes),
-        assembly_json=_assembly(args.assembly),
+        assembly_json=parse_assembly(args.assembly),
         timeout=_timeout(args.timeout),
         capture=not args.no_capture,
     )
@@ -124,15 +125,16 @@ def _max_bytes(value: str) -> int:
     return int(text)
 
 
-def _assembly(value: str) -> str | None:
-    if value.strip() == "legacy":
+def parse_assembly(value: str, name: str = "--assembly") -> str | None:
+    """The compact JSON text of an assembly object, or None for `legacy`; errors name `name`."""
+    if value.strip() == LEGACY:
         return None
     try:
         parsed = json.loads(value)
     except ValueError:
-        raise SettingsError("--assembly must be a JSON object or `legacy`") from None
+        parsed = None
     if not isinstance(parsed, dict):
-        raise SettingsError("--assembly must be a JSON object or `legacy`")
+        raise SettingsError(f"{name} must be a JSON object or `{LEGACY}`")
     return json.dumps(parsed, separators=(",", ":"), ensure_ascii=False)
 
 

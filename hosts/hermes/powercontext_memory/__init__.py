@@ -2,9 +2,10 @@
 
 Hermes finds this MemoryProvider through `register(ctx)`, which calls `ctx.register_memory_provider`.
 Before each turn it calls `on_turn_start`, then `prefetch(query)` once; the text returned is
-PowerContext's prepared `content`, unchanged, or "" when there is none. With an assembly
-configured, the server's `GET /v1/capabilities` is read first (once per server; `capabilities`),
-and a server that does not support assembly gets the legacy request. After each completed turn
+PowerContext's prepared `content`, unchanged, or "" when there is none. Unless `legacy` is
+configured, requests carry an assembly (by default the contract's host default, Memory only), so
+the server's `GET /v1/capabilities` is read first (once per server; `capabilities`), and a server
+that does not support assembly gets the legacy request. After each completed turn
 Hermes calls `sync_turn`, which queues the turn (redacted) for storage as Memory entries of kind
 `conversation` in the provider's Scope; a background worker sends them, and `on_session_end` and
 `shutdown` flush the queue with a bounded wait. Then it calls `queue_prefetch`, which only warms

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from ._core._contract import DEFAULT_MAX_BYTES, MAX_MAX_BYTES, MIN_MAX_BYTES
 from ._core._contract import MAX_SCOPE_ID_CHARS as MAX_SCOPE_CHARS
+from ._core.settings import DEFAULT_ASSEMBLY, LEGACY, SettingsError, parse_assembly
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
 DEFAULT_SCOPE = "project:{cwd_name}"
@@ -49,7 +50,7 @@ class Settings:
     scope_id: str
     max_bytes: int
     timeout: float
-    # The assembly object as normalised JSON (section order kept); None means legacy mode.
+    # The assembly object as compact JSON (key and section order kept); None means legacy mode.
     assembly_json: str | None
     # Store each completed turn as Memory (POWERCONTEXT_HERMES_CAPTURE, on unless "off").
     capture: bool = True
@@ -62,13 +63,6 @@ class Settings:
     def selects_nothing(self) -> bool:
         """`"sections": []`: the RFC's way to ask for no context at all."""
         return self.assembly_json is not None and json.loads(self.assembly_json).get("sections") == []
-
-
-def normalise_assembly(value: object) -> str:
-    """The canonical text of an assembly object: key and section order kept, no whitespace."""
-    if not isinstance(value, dict):
-        raise ConfigError("POWERCONTEXT_HERMES_CONTEXT_ASSEMBLY must be a JSON object")
-    return json.dumps(value, sort_keys=False, separators=(",", ":"))
 
 
 def load_settings(environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> Settings:
@@ -175,14 +169,17 @@ def _timeout(value: object) -> float:
 
 
 def _assembly(value: object) -> str | None:
+    """Unset: the hosts' default (Memory only, eight entries); `legacy`: no `assembly` key."""
     if value is None:
-        return None
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            raise ConfigError("POWERCONTEXT_HERMES_CONTEXT_ASSEMBLY is not valid JSON") from None
-    return normalise_assembly(value)
+        return DEFAULT_ASSEMBLY
+    if isinstance(value, dict):
+        value = json.dumps(value)
+    if not isinstance(value, str):
+        raise ConfigError(f"{SOURCES['assembly'][0]} must be a JSON object or `{LEGACY}`")
+    try:
+        return parse_assembly(value, SOURCES["assembly"][0])
+    except SettingsError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _capture(value: object) -> bool:
