@@ -12,7 +12,6 @@ thing measured with its baseline, and reported as the median over runs with the 
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import os
 import platform
@@ -30,7 +29,7 @@ from typing import Any
 
 from devtools.server_process import REPO, Client, ServerProcess
 from powercontext_runtime import ScopedContextApplication, Settings, backend_for, open_store
-from powercontext_runtime.recall import bm25, tokens
+from powercontext_runtime.search import terms_sources
 from powercontext_runtime.store import Store
 from powercontext_runtime.store.copy import copy_store
 from powercontext_server.allocator import keep_freed_memory
@@ -48,7 +47,7 @@ DEFAULT_OUT = BENCH / "results" / "latest.json"
 CACHE = BENCH / ".cache"
 # What decides the rows a seeded database holds besides the generator: tokenising and the index's
 # terms. Schema changes need no reseed, since opening a cached corpus applies any new migrations.
-INDEX_SOURCES = (inspect.getsource(tokens), inspect.getsource(bm25.document_terms))
+INDEX_SOURCES = terms_sources()
 HEALTH = "health"
 
 

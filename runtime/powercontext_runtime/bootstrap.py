@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from .application import ScopedContextApplication
 from .config import ConfigurationError, Settings
+from .search import SearchMirror
 from .store import Store
 from .store.backends import Backend, MysqlBackend, SqliteBackend, mysql_target_from_url, sqlite_path_from_url
-from .store.search_mirror import SearchMirror
 from .store.sql_store import SqlStore
 
-# The search mirror's budget counts postings of about 16 bytes each (store/search_mirror.py).
+# The search mirror's budget counts postings of about 16 bytes each (search/_mirror.py).
 POSTING_BYTES = 16
 
 

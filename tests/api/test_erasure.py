@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from powercontext_runtime import token_digest
-from powercontext_runtime.store import sql_search
+from powercontext_runtime.search import _limits
 
 from .helpers import experience, new_scope, profile, remember, topic
 
@@ -106,9 +106,9 @@ def test_an_entry_erased_from_a_batch_leaves_its_neighbours_whole(
     words out of both, and the others stay found. Deferred: the batch's postings are still only in
     its log row, waiting to be merged; merged: they are in a run already."""
     if path != "direct":
-        monkeypatch.setattr(sql_search, "DEFER_DOCUMENTS", 2)
+        monkeypatch.setattr(_limits, "DEFER_DOCUMENTS", 2)
     if path == "merged":
-        monkeypatch.setattr(sql_search, "MERGE_DOCUMENTS", 2)
+        monkeypatch.setattr(_limits, "MERGE_DOCUMENTS", 2)
     server = start_server()
     markers = [planted() for _ in range(4)]
     with httpx.Client(base_url=server.base_url, timeout=30) as http:

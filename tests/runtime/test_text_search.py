@@ -10,9 +10,9 @@ import Stemmer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from powercontext_runtime.recall.batch_terms import grouped_terms
-from powercontext_runtime.recall.bm25 import MAX_TERM_LENGTH, document_terms
-from powercontext_runtime.recall.tokens import MAX_QUERY_TERMS, STOP_WORDS, normalise, parse_query, tokens
+from powercontext_runtime.search._batch_terms import grouped_terms
+from powercontext_runtime.search._bm25 import MAX_TERM_LENGTH, document_terms
+from powercontext_runtime.search._tokens import MAX_QUERY_TERMS, STOP_WORDS, normalise, parse_query, tokens
 
 
 def reference_tokens(text: str) -> list[tuple[str, bool]]:
@@ -184,7 +184,7 @@ def reference_first_match(text: str, terms: set[str]) -> int | None:
     """Every word normalised and stemmed, every CJK character and pair looked at, in order."""
     import re
 
-    from powercontext_runtime.recall.tokens import normalise
+    from powercontext_runtime.search._tokens import normalise
 
     stem = Stemmer.Stemmer("english", 0).stemWord
     previous: tuple[int, str] | None = None
@@ -214,7 +214,7 @@ SNIPPET_TEXT = st.lists(
 @settings(max_examples=300)
 @given(SNIPPET_TEXT, st.sampled_from(["happy", "sky die", "api file", "记忆", "strasse abc", "zzz"]))
 def test_first_match_finds_what_stemming_every_word_finds(text: str, query: str) -> None:
-    from powercontext_runtime.recall.tokens import first_match
+    from powercontext_runtime.search._tokens import first_match
 
     terms = {"".join(term) for term in parse_query(query).terms}
     assert first_match(text, terms) == reference_first_match(text, terms)

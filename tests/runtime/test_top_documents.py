@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from powercontext_runtime.recall import bm25
-from powercontext_runtime.recall.bm25 import (
+from powercontext_runtime.search import _bm25 as bm25
+from powercontext_runtime.search._bm25 import (
     SCORE_DIGITS,
     Documents,
     TermPostings,

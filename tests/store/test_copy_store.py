@@ -17,9 +17,9 @@ import pytest
 from devtools.seekdb import SeekdbServer
 from powercontext_api.models import PrepareContextRequest, RememberRequest, ScopeCreateRequest
 from powercontext_runtime import Settings, backend_for, open_application
+from powercontext_runtime.search._postings import unpack_postings
 from powercontext_runtime.store import copy as store_copy
 from powercontext_runtime.store.copy import TABLES, CopyFailed, CopyRefused, copy_store
-from powercontext_runtime.store.sql_search import unpack_postings
 from powercontext_server.cli import main as server_main
 
 from .faults import FailingBackend

@@ -18,10 +18,8 @@ import pytest
 
 from powercontext_runtime import backend_for
 from powercontext_runtime.models import Scope
-from powercontext_runtime.recall import parse_query
-from powercontext_runtime.store import sql_search
+from powercontext_runtime.search import IndexMerger, _limits, parse_query
 from powercontext_runtime.store.backends import Backend
-from powercontext_runtime.store.index_merger import IndexMerger
 from powercontext_runtime.store.sql_store import SqlStore
 from tests.conftest import database_env
 from tests.store.writes import small_merges
@@ -95,18 +93,18 @@ def cjk(rng: random.Random, chars: int) -> str:
 def cjk_runs(store_backend: Backend, monkeypatch: pytest.MonkeyPatch) -> Iterator[SqlStore]:
     """A Scope whose CJK batches merged into RUN_FANOUT runs of one size class, their own merge
     due: about 200,000 distinct terms, nearly all character pairs found once."""
-    monkeypatch.setattr(sql_search, "DEFER_DOCUMENTS", 2)
-    monkeypatch.setattr(sql_search, "MERGE_DOCUMENTS", 128)
+    monkeypatch.setattr(_limits, "DEFER_DOCUMENTS", 2)
+    monkeypatch.setattr(_limits, "MERGE_DOCUMENTS", 128)
     monkeypatch.setattr(IndexMerger, "nudge", lambda self: None)  # merges only when the test says
     store = SqlStore(store_backend)
     store.create_scope(Scope("s:1", "", "", (), 1))
     rng = random.Random(37)
-    fanout = sql_search.RUN_FANOUT
-    monkeypatch.setattr(sql_search, "RUN_FANOUT", fanout + 1)  # the runs wait for the test
+    fanout = _limits.RUN_FANOUT
+    monkeypatch.setattr(_limits, "RUN_FANOUT", fanout + 1)  # the runs wait for the test
     for _ in range(fanout):
         store.remember_batch("s:1", [(cjk(rng, 200), "fact") for _ in range(128)], None)
         store.merge_index()
-    monkeypatch.setattr(sql_search, "RUN_FANOUT", fanout)
+    monkeypatch.setattr(_limits, "RUN_FANOUT", fanout)
     yield store
     store.close()
 

@@ -12,9 +12,9 @@ import pytest
 from devtools.seekdb import SeekdbServer
 from powercontext_runtime import backend_for
 from powercontext_runtime.models import ExperienceFields, Scope
-from powercontext_runtime.recall import document_terms, parse_query
-from powercontext_runtime.store.conn import Conn
-from powercontext_runtime.store.sql_search import LOG_RETAIN, unpack_postings
+from powercontext_runtime.search import Conn, document_terms, parse_query
+from powercontext_runtime.search._limits import LOG_RETAIN
+from powercontext_runtime.search._postings import unpack_postings
 from powercontext_runtime.store.sql_store import SqlStore
 
 

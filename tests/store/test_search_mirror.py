@@ -1,7 +1,7 @@
 """The in-memory search mirror ranks exactly as BM25 recomputed from the stored heads, however
 writes, other store instances, a pruned log or eviction interleave with queries.
 
-Rule: search order is the shared index's (recall/bm25.py): BM25 with Lucene idf, scores rounded to
+Rule: search order is the shared index's (search/_bm25.py): BM25 with Lucene idf, scores rounded to
 9 digits, ties to the newer document; the mirror is a cache, so it must never change an answer.
 """
 
@@ -18,11 +18,17 @@ import numpy as np
 import pytest
 
 from powercontext_runtime.models import MemoryCitation, Scope
-from powercontext_runtime.recall import parse_query
-from powercontext_runtime.recall.bm25 import K1, SCORE_DIGITS, B, document_terms, query_terms
-from powercontext_runtime.store import index_log, search_mirror, sql_search
+from powercontext_runtime.search import (
+    SearchMirror,
+    _limits,
+    _log,
+    _mirror,
+    document_terms,
+    parse_query,
+    query_terms,
+)
+from powercontext_runtime.search._bm25 import K1, SCORE_DIGITS, B
 from powercontext_runtime.store.backends import SqliteBackend
-from powercontext_runtime.store.search_mirror import SearchMirror
 from powercontext_runtime.store.sql_store import SqlStore
 from tests.store.writes import churn, small_merges
 
@@ -112,9 +118,9 @@ def test_a_deferred_write_outlives_the_log_it_waits_in(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Pruning keeps the log row of a write whose postings wait there, however old."""
-    monkeypatch.setattr(sql_search, "DEFER_DOCUMENTS", 2)
-    monkeypatch.setattr(sql_search, "LOG_RETAIN", 4)
-    monkeypatch.setattr(sql_search, "_PRUNE_EVERY", 2)
+    monkeypatch.setattr(_limits, "DEFER_DOCUMENTS", 2)
+    monkeypatch.setattr(_limits, "LOG_RETAIN", 4)
+    monkeypatch.setattr(_limits, "PRUNE_EVERY", 2)
     db = tmp_path / "db.sqlite3"
     writer = SqlStore(SqliteBackend(str(db)))
     writer.create_scope(Scope("s:1", "", "", (), 1))
@@ -129,8 +135,8 @@ def test_a_deferred_write_outlives_the_log_it_waits_in(
 
 
 def test_a_mirror_behind_the_pruned_log_rebuilds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sql_search, "LOG_RETAIN", 4)
-    monkeypatch.setattr(sql_search, "_PRUNE_EVERY", 2)
+    monkeypatch.setattr(_limits, "LOG_RETAIN", 4)
+    monkeypatch.setattr(_limits, "PRUNE_EVERY", 2)
     db = tmp_path / "db.sqlite3"
     reader, writer = SqlStore(SqliteBackend(str(db))), SqlStore(SqliteBackend(str(db)))
     writer.create_scope(Scope("s:1", "", "", (), 1))
@@ -214,7 +220,7 @@ def test_a_snapshot_older_than_the_mirror_still_finds_the_version_it_sees_as_hea
     still ranks the version it sees as head, for terms the mirror knew and for terms it learned
     only after the old version was removed. With no history left (`history=1`) the reader ranks
     on a private mirror built from its own snapshot."""
-    monkeypatch.setattr(search_mirror, "HISTORY", history)
+    monkeypatch.setattr(_mirror, "HISTORY", history)
     store = SqlStore(SqliteBackend(str(tmp_path / "db.sqlite3")))
     store.create_scope(Scope("s:1", "", "", (), 1))
     first = store.remember("s:1", "heron quokka version one", "fact", None)
@@ -247,8 +253,8 @@ def test_a_batch_is_indexed_and_replayed_exactly_as_single_writes(
 ) -> None:
     """A batch takes one generation per document, in order, and one log row: a mirror that replays
     it, one that rebuilds after the log was pruned across it, and BM25 over the heads all agree."""
-    monkeypatch.setattr(sql_search, "LOG_RETAIN", 8)
-    monkeypatch.setattr(sql_search, "_PRUNE_EVERY", 4)
+    monkeypatch.setattr(_limits, "LOG_RETAIN", 8)
+    monkeypatch.setattr(_limits, "PRUNE_EVERY", 4)
     db = tmp_path / "db.sqlite3"
     writer, replaying = SqlStore(SqliteBackend(str(db))), SqlStore(SqliteBackend(str(db)))
     writer.create_scope(Scope("s:1", "", "", (), 1))
@@ -265,7 +271,7 @@ def test_a_batch_is_indexed_and_replayed_exactly_as_single_writes(
             assert texts(writer, query) == expected, query
     conn = sqlite3.connect(db)
     logged = [
-        (g, len(index_log.unpack(k, added).doc_keys))
+        (g, len(_log.unpack(k, added).doc_keys))
         for g, k, added in conn.execute(
             "SELECT generation, doc_key, added FROM search_log ORDER BY generation"
         )

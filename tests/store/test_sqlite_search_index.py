@@ -12,11 +12,10 @@ from pathlib import Path
 import pytest
 
 from powercontext_runtime.models import ExperienceFields, MemoryCitation, Scope
-from powercontext_runtime.recall import document_terms, parse_query
-from powercontext_runtime.store import index_log, sql_search
+from powercontext_runtime.search import _limits, _log, document_terms, parse_query
+from powercontext_runtime.search._postings import pack_postings, unpack_postings
 from powercontext_runtime.store.backends import SqliteBackend
 from powercontext_runtime.store.migrations import statements as _statements
-from powercontext_runtime.store.sql_search import unpack_postings
 from powercontext_runtime.store.sql_store import SqlStore
 from powercontext_runtime.store.sqlite_schema import MIGRATIONS
 from tests.store.writes import churn, small_merges
@@ -82,7 +81,7 @@ def index_postings(db: Path) -> Postings:
         " AND s.generation = p.generation"
         " LEFT JOIN search_merges m ON m.scope_key = s.scope_key AND m.family = s.family"
     ):
-        write = index_log.unpack(base, added)
+        write = _log.unpack(base, added)
         for i, term in enumerate(write.terms):
             if merged_through is not None and term <= merged_through:
                 continue  # a merge under way moved it into its target run
@@ -126,15 +125,15 @@ def test_the_index_always_equals_a_rebuild_from_the_heads(
     if deferred:  # writes waited and were merged, and runs merged into larger ones
         assert max(waiting) > 0 and any(b < a for a, b in itertools.pairwise(waiting)), waiting
         assert any(b[0] < a[0] for a, b in itertools.pairwise(runs)), runs
-        assert max(size for _, size in runs if size) >= 2 * sql_search.MERGE_DOCUMENTS, runs
+        assert max(size for _, size in runs if size) >= 2 * _limits.MERGE_DOCUMENTS, runs
     store.close()
 
 
 def test_postings_rows_keep_their_documented_layout() -> None:
     """Databases already hold rows in this layout, and OceanBase keeps a lone tf as its digits."""
-    assert sql_search.pack_postings(100, [100], [3]) == 3
-    assert sql_search.pack_postings(100, [105], [1]) == bytes.fromhex("0100000005000000")
-    packed = sql_search.pack_postings(100, [100, 105, 70_000], [2, 7, 1])
+    assert pack_postings(100, [100], [3]) == 3
+    assert pack_postings(100, [105], [1]) == bytes.fromhex("0100000005000000")
+    packed = pack_postings(100, [100, 105, 70_000], [2, 7, 1])
     assert packed == bytes.fromhex(
         "02000000070000000100000000000000050000000c110100"
     )  # 70,000 - 100 = 0x1110c

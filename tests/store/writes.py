@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import pytest
 
 from powercontext_runtime.models import MemoryCitation
-from powercontext_runtime.store import index_merge, sql_search
+from powercontext_runtime.search import _limits, _merge
 from powercontext_runtime.store.sql_store import SqlStore
 
 
@@ -55,8 +55,8 @@ def small_merges(
 ) -> None:
     """Deferred writes from 2 documents, merged every `merge_documents`, `fanout` runs into one, in
     chunks of a few rows and postings: a handful of writes goes through every path of a merge."""
-    monkeypatch.setattr(sql_search, "DEFER_DOCUMENTS", 2)
-    monkeypatch.setattr(sql_search, "MERGE_DOCUMENTS", merge_documents)
-    monkeypatch.setattr(sql_search, "RUN_FANOUT", fanout)
-    monkeypatch.setattr(index_merge, "CHUNK_ROWS", chunk_rows)
-    monkeypatch.setattr(index_merge, "CHUNK_POSTINGS", chunk_postings)
+    monkeypatch.setattr(_limits, "DEFER_DOCUMENTS", 2)
+    monkeypatch.setattr(_limits, "MERGE_DOCUMENTS", merge_documents)
+    monkeypatch.setattr(_limits, "RUN_FANOUT", fanout)
+    monkeypatch.setattr(_merge, "CHUNK_ROWS", chunk_rows)
+    monkeypatch.setattr(_merge, "CHUNK_POSTINGS", chunk_postings)

@@ -1,12 +1,13 @@
 """Recall: from a query to bounded, ordered candidate pools, one per family.
 
-`tokens` turns text into the tokens and queries that indexing and searching share, `bm25` is the
-full-text index every backend keeps and ranks the same way, `pools` holds the candidate values and
-the pool rules (interleaving across Scopes, caps; prepare drops blanks and repeats), and `families` recalls each
-family of a Scope and its Context References through the store.
+Search (`powercontext_runtime.search`) turns text into terms and ranks documents; `pools` holds the
+candidate values and the pool rule (interleaving across Scopes; prepare drops blanks and repeats),
+and `families` recalls each family of a Scope and its Context References through the store, which
+runs search's ranked reads. `parse_query` and `SearchQuery` are search's, re-exported as the query
+recall takes.
 """
 
-from .bm25 import document_terms, query_terms
+from ..search import MAX_QUERY_TERMS, SearchQuery, parse_query
 from .families import (
     EXPERIENCE_POOL,
     MEMORY_POOL,
@@ -20,8 +21,7 @@ from .families import (
     text_topic_body,
     topic_hit,
 )
-from .pools import Candidate, Origin, interleave, interleave_takes
-from .tokens import MAX_QUERY_TERMS, SearchQuery, parse_query
+from .pools import Candidate, Origin, interleave
 
 __all__ = [
     "EXPERIENCE_POOL",
@@ -31,12 +31,9 @@ __all__ = [
     "Candidate",
     "Origin",
     "SearchQuery",
-    "document_terms",
     "interleave",
-    "interleave_takes",
     "legacy_topic_body",
     "parse_query",
-    "query_terms",
     "recall_experience",
     "recall_memory",
     "recall_profiles",

@@ -2,7 +2,9 @@
 cleans them: `prepare/receipt.py`).
 
 Memory and Experience search the current Scope and then each Context Reference in configured
-order, keep each Scope's hit order, interleave, and cap the merged pool (16 and 8). Topic Memory
+order, keep each Scope's hit order, and interleave them into a pool capped at 16 and 8: search
+plans the merge (it returns each Scope's share of the capped pool, `search.ranked_per_scope`),
+recall only interleaves the shares. Topic Memory
 searches the current Scope only (8). Profile takes the latest committed snapshot of the current
 Scope, then of each Context Reference. Only the families asked for are read.
 """
@@ -24,10 +26,10 @@ from ..models import (
     Topic,
     TopicHit,
 )
+from ..search import SearchQuery, first_match
 from .pools import Candidate, Origin, interleave
-from .tokens import SearchQuery, first_match
 
-if TYPE_CHECKING:  # the store imports tokens, bm25 and pools from this package: no import at run time
+if TYPE_CHECKING:  # only a type here: recall runs on whatever store the application gives it
     from ..store import Store
 
 MEMORY_POOL = 16
@@ -91,7 +93,7 @@ def recall_memory(store: Store, scope: Scope, query: SearchQuery) -> list[Candid
         ]
         for scope_id, hits in zip(scope_ids, per_scope, strict=True)
     ]
-    return interleave(pools, MEMORY_POOL)
+    return interleave(pools)  # the shares hold MEMORY_POOL hits at most
 
 
 def recall_experience(store: Store, scope: Scope, query: SearchQuery) -> list[Candidate]:
@@ -101,7 +103,7 @@ def recall_experience(store: Store, scope: Scope, query: SearchQuery) -> list[Ca
         [Candidate(_origin(scope_id, e.ref), e.fields.body, scope_id == scope.scope_id) for e in hits]
         for scope_id, hits in zip(scope_ids, per_scope, strict=True)
     ]
-    return interleave(pools, EXPERIENCE_POOL)
+    return interleave(pools)  # the shares hold EXPERIENCE_POOL hits at most
 
 
 def recall_topics(store: Store, scope: Scope, query: SearchQuery, body: TopicBody) -> list[Candidate]:

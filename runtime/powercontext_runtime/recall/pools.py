@@ -28,10 +28,11 @@ class Candidate:
     from_current_scope: bool
 
 
-def interleave(per_scope: Sequence[Sequence[T]], cap: int) -> list[T]:
-    """Round-robin across Scopes in the given order (current Scope first), keeping each one's order."""
+def interleave(per_scope: Sequence[Sequence[T]], cap: int | None = None) -> list[T]:
+    """Round-robin across Scopes in the given order (current Scope first), keeping each one's
+    order, up to `cap` items (None: all of them)."""
     merged: list[T] = []
-    if cap <= 0:
+    if cap is not None and cap <= 0:
         return merged
     depth = max((len(hits) for hits in per_scope), default=0)
     for i in range(depth):
@@ -41,18 +42,3 @@ def interleave(per_scope: Sequence[Sequence[T]], cap: int) -> list[T]:
                 if len(merged) == cap:
                     return merged
     return merged
-
-
-def interleave_takes(lengths: Sequence[int], cap: int) -> list[int]:
-    """How many items of each list `interleave` takes at this cap: the lists cut to these lengths
-    interleave to the same result, so items past them need never be read."""
-    takes = [0] * len(lengths)
-    remaining = cap
-    for depth in range(max(lengths, default=0)):
-        for i, length in enumerate(lengths):
-            if remaining == 0:
-                return takes
-            if depth < length:
-                takes[i] += 1
-                remaining -= 1
-    return takes

@@ -7,6 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from .. import search
 from ..models import (
     EXPERIENCE_FAMILY,
     PROFILE_FAMILY,
@@ -18,7 +19,7 @@ from ..models import (
     Proposal,
     Topic,
 )
-from . import scopes, sql_search
+from . import scopes
 from .clock import now
 from .conn import Conn
 
@@ -110,9 +111,9 @@ def commit_revision(conn: Conn, key: int, family: str, artifact_id: str, revisio
         return
     if old is not None:
         previous = decode_artifact(family, ArtifactRef(family, artifact_id, old[2]), old[1])
-        sql_search.unindex_document(conn, key, family, old[0], search_text(previous))
+        search.unindex_document(conn, key, family, old[0], search_text(previous))
     current = decode_artifact(family, ArtifactRef(family, artifact_id, revision), payload)
-    sql_search.index_document(conn, key, family, revision_key, search_text(current))
+    search.index_document(conn, key, family, revision_key, search_text(current))
 
 
 def read_revision(

@@ -20,7 +20,7 @@ from ..models import (
     Scope,
     Topic,
 )
-from ..recall.tokens import SearchQuery
+from ..search import SearchQuery
 
 
 class Store(Protocol):
@@ -88,9 +88,9 @@ class Store(Protocol):
         """Per Scope (same order as `scope_ids`), up to `limit` head hits in retrieval order.
 
         All Scopes are read from one snapshot so a prepare never mixes two moments. With
-        `merge_cap`, each Scope's hits stop where a round-robin merge of them all, capped there
-        (`candidates.interleave`), stops taking from it: the merge is unchanged, and hits it would
-        not use are never read.
+        `merge_cap`, each Scope's hits stop where a round-robin merge of them all, capped there,
+        stops taking from it (search plans it: `search.ranked_per_scope`): the caller interleaves
+        the shares, and hits the merge would not use are never read.
         """
 
     # Experience, Profile, Topic Memory, Candidates -------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .. import search
 from ..errors import EntryErased, EntryNotFound, RevisionConflict, ScopeNotFound
 from ..models import (
     MEMORY_ARTIFACT_ID,
@@ -17,7 +18,6 @@ from ..models import (
     MemoryEntry,
     MemoryRevision,
 )
-from . import sql_search
 from .clock import now
 from .conn import Conn
 
@@ -28,7 +28,7 @@ def remember(
     text: str,
     kind: str,
     expected_revision: int | None,
-    tokenised: sql_search.TokenisedDocuments,
+    tokenised: search.TokenisedDocuments,
 ) -> MemoryEntry:
     citation = remember_batch(conn, scope_id, [(text, kind)], expected_revision, tokenised)[0]
     return MemoryEntry(citation, text, kind, "active")
@@ -39,11 +39,11 @@ def remember_batch(
     scope_id: str,
     entries: Sequence[tuple[str, str]],
     expected_revision: int | None,
-    tokenised: sql_search.TokenisedDocuments,
+    tokenised: search.TokenisedDocuments,
 ) -> list[MemoryCitation]:
     """Add `entries` (text, kind) in order, one Memory revision each, with a statement per table
     rather than per entry: a batch of 500 costs about as many round trips as one remember.
-    `tokenised` is `sql_search.tokenise_documents` of the texts, done before the transaction."""
+    `tokenised` is `search.tokenise_documents` of the texts, done before the transaction."""
     row = conn.execute(
         "SELECT scope_key, memory_revision, entry_counter FROM scopes WHERE scope_id = ? FOR UPDATE",
         (scope_id,),
@@ -79,7 +79,7 @@ def remember_batch(
             (scope_key, *version_ids),
         ).fetchall()
     )
-    sql_search.write_documents(conn, scope_key, MEMORY_FAMILY, [int(keys[v]) for v in version_ids], tokenised)
+    search.write_documents(conn, scope_key, MEMORY_FAMILY, [int(keys[v]) for v in version_ids], tokenised)
     created = now()
     conn.executemany(
         "INSERT INTO memory_revisions (scope_key, revision, operation, entry_id, created_at) VALUES (?, ?, ?, ?, ?)",
@@ -145,8 +145,8 @@ def erase_memory_entry(conn: Conn, scope_id: str, entry_id: str) -> tuple[int, i
     revision += 1
     for version_key, text, removed in versions:
         if removed is None:  # the live head is indexed; earlier versions left the index when replaced
-            sql_search.unindex_document(conn, scope_key, MEMORY_FAMILY, int(version_key), text)
-    sql_search.forget_documents(conn, scope_key, MEMORY_FAMILY, [int(row[0]) for row in versions])
+            search.unindex_document(conn, scope_key, MEMORY_FAMILY, int(version_key), text)
+    search.forget_documents(conn, scope_key, MEMORY_FAMILY, [int(row[0]) for row in versions])
     conn.execute(
         "DELETE FROM memory_entry_versions WHERE scope_key = ? AND entry_id = ?", (scope_key, entry_id)
     )
@@ -295,7 +295,7 @@ def _insert_version(
         " (scope_key, entry_id, version_number, entry_version_id, text, added_revision) VALUES (?, ?, ?, ?, ?, ?)",
         (scope_key, entry_id, version_number, version_id, text, revision),
     )
-    sql_search.index_document(conn, scope_key, MEMORY_FAMILY, int(cur.lastrowid or 0), text)
+    search.index_document(conn, scope_key, MEMORY_FAMILY, int(cur.lastrowid or 0), text)
     return version_id
 
 
@@ -303,7 +303,7 @@ def _unindex_version(conn: Conn, scope_key: int, version_key: int) -> None:
     text = conn.execute(
         "SELECT text FROM memory_entry_versions WHERE version_key = ?", (version_key,)
     ).fetchone()[0]
-    sql_search.unindex_document(conn, scope_key, MEMORY_FAMILY, version_key, text)
+    search.unindex_document(conn, scope_key, MEMORY_FAMILY, version_key, text)
 
 
 def _commit_revision(

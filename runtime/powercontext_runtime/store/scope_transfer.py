@@ -16,7 +16,7 @@ Lines carry a row's public identity (`entry-3`, `entry-3-v2`, `experience-1`, `c
 revision and version numbers) and never the database's internal keys (`scope_key`, `version_key`,
 `revision_key`), which the import draws afresh. Memory versions and artifact revisions are written
 and read back in key order, so their new keys keep the old ones' order, which search ties follow.
-The search index is not exported: the import indexes the heads again through `sql_search`, so
+The search index is not exported: the import indexes the heads again through search, so
 the generations of running servers' in-memory mirrors advance with it.
 
 The export (`scope_export`) reads one snapshot (one read transaction) a page of rows at a time and
@@ -36,9 +36,10 @@ from typing import Any
 
 from powercontext_api.models import ScopeExportHeader, ScopeExportScope
 
+from .. import search
 from ..errors import RetrievalUnavailable, ScopeAlreadyExists
 from ..models import ArtifactRef
-from . import export_lines, migrations, sql_search
+from . import export_lines, migrations
 from .artifacts import SEARCHED_FAMILIES, decode_artifact, search_text
 from .backends import Backend
 from .clock import now
@@ -397,7 +398,7 @@ class _Importer:
             if not rows:
                 return indexed
             docs = [document(row) for row in rows]
-            sql_search.index_documents(self.conn, self.key, family, docs)
+            search.index_documents(self.conn, self.key, family, docs)
             after = docs[-1][0]
             indexed += len(docs)
             if self.progress is not None:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .. import search
 from ..errors import InvalidRequest, RevisionConflict, ScopeAlreadyExists, ScopeNotFound, ScopeReferenced
 from ..models import Scope
-from . import sql_search
 from .clock import now
 from .conn import Conn
 
@@ -96,7 +96,7 @@ def delete_scope(conn: Conn, scope_id: str) -> None:
     key = require_key(conn, scope_id, lock=True)
     if conn.execute("SELECT 1 FROM scope_references WHERE referenced_key = ? LIMIT 1", (key,)).fetchone():
         raise ScopeReferenced()
-    sql_search.drop_index(conn, key)
+    search.drop_index(conn, key)
     # Children before parents: artifact heads point at revisions, everything at the Scope.
     for table in _SCOPE_TABLES:
         conn.execute(f"DELETE FROM {table} WHERE scope_key = ?", (key,))

@@ -1,15 +1,15 @@
 """The migrations' data steps that fill the search index: index the heads it lacks, or rebuild it.
 
-Its own module because it decodes artifact payloads (`artifacts`) while `artifacts` keeps the
-index through `sql_search`: inside `sql_search` it made the two import each other.
+Here in the store, not in search, because it reads the store's tables and decodes artifact payloads
+(`artifacts`): search sits below the store and is handed the texts.
 """
 
 from __future__ import annotations
 
 from ..models import ArtifactRef
+from ..search import drop_index, index_document, restart_log
 from .artifacts import decode_artifact, search_text
 from .conn import Conn
-from .sql_search import drop_index, index_document, restart_log
 
 
 def backfill(conn: Conn) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
 
 from ..errors import PowerContextError, RetrievalUnavailable, RevisionConflict, ScopeNotFound
 from ..models import (
@@ -36,26 +36,30 @@ from ..models import (
     Scope,
     Topic,
 )
-from ..recall.bm25 import query_terms
-from ..recall.pools import interleave_takes
-from ..recall.tokens import SearchQuery
+from ..search import (
+    IndexMerger,
+    SearchMirror,
+    SearchQuery,
+    WriterGate,
+    merge_due,
+    query_terms,
+    ranked_per_scope,
+    ranked_reads,
+    tokenise_documents,
+)
 from . import (
     artifacts,
     candidates,
-    index_merge,
     memory,
     migrations,
     scope_export,
     scope_transfer,
     scopes,
-    sql_search,
     topics,
 )
 from .backends import Backend
 from .clock import now
 from .conn import Conn
-from .index_merger import IndexMerger, WriterGate
-from .search_mirror import SearchMirror
 
 
 class SqlStore:
@@ -163,20 +167,10 @@ class SqlStore:
             conn.execute("SELECT 1").fetchone()
 
     def merge_index(self, stopping: Callable[[], bool] = lambda: False) -> int:
-        """Carry every due or unfinished index merge through, a chunk per write transaction, until
-        none is left or `stopping()`; the number of chunks merged. The merger thread calls it;
-        so can anything that wants the index merged now (an import, a test)."""
-        with self._transaction(write=False) as conn:
-            families = index_merge.due(conn)
-        steps, cache = 0, index_merge.LoggedCache()
-        for scope_key, family in families:
-            while not stopping():
-                self._writer_gate.wait_clear()  # requests' writes go first
-                with self._transaction(write=True) as conn:
-                    if not index_merge.step(conn, scope_key, family, cache):
-                        break
-                steps += 1
-        return steps
+        """Carry every due or unfinished index merge through (`search.merge_due`); the number of
+        chunks merged. The merger thread calls it; so can anything that wants the index merged
+        now (an import, a test)."""
+        return merge_due(self._transaction, self._writer_gate, stopping)
 
     def close(self) -> None:
         self._merger.stop()
@@ -219,7 +213,7 @@ class SqlStore:
 
     # Memory -------------------------------------------------------------------------------------
     def remember(self, scope_id: str, text: str, kind: str, expected_revision: int | None) -> MemoryEntry:
-        tokenised = sql_search.tokenise_documents([text])  # before the write lock: see remember_batch
+        tokenised = tokenise_documents([text])  # before the write lock: see remember_batch
         with self._transaction(write=True) as conn:
             return memory.remember(conn, scope_id, text, kind, expected_revision, tokenised)
 
@@ -228,7 +222,7 @@ class SqlStore:
     ) -> list[MemoryCitation]:
         # Tokenising is most of a batch's Python work and needs no database: done before the write
         # lock, another worker's batch can be written meanwhile.
-        tokenised = sql_search.tokenise_documents([text for text, _ in entries])
+        tokenised = tokenise_documents([text for text, _ in entries])
         with self._transaction(write=True) as conn:
             return memory.remember_batch(conn, scope_id, entries, expected_revision, tokenised)
 
@@ -396,34 +390,10 @@ class SqlStore:
         limit: int,
         merge_cap: int | None,
     ) -> list[list[tuple[int, float]]]:
-        """Each Scope's ranked `doc_key`s with their scores, in `scope_ids` order, cut to
-        `merge_cap`'s takes."""
-        found = sql_search.ranked(
-            conn, self._search, [key for key, _ in scope_rows.values()], family, terms, limit
-        )
-        ranked = [found[scope_rows[scope_id][0]] if scope_id in scope_rows else [] for scope_id in scope_ids]
-        if merge_cap is None:
-            return ranked
-        takes = interleave_takes([len(keys) for keys in ranked], merge_cap)
-        return [keys[:take] for keys, take in zip(ranked, takes, strict=True)]
+        """Each Scope's ranked `doc_key`s with their scores, in `scope_ids` order, each cut to its
+        share of the merged pool (`search.ranked_per_scope`)."""
+        keys = [scope_rows[scope_id][0] if scope_id in scope_rows else None for scope_id in scope_ids]
+        return ranked_per_scope(conn, self._search, keys, family, terms, limit, merge_cap)
 
-    @contextmanager
-    def _ranked_reads(self) -> Iterator[tuple[Conn, Callable[[], None]]]:
-        """A read transaction under the search mirror's lock, and a call that releases the lock
-        early once ranking is done (the rest of the body reads the transaction only). Begun
-        after the lock, the transaction sees every change the mirror has replayed; inside
-        `reading()` it may be older, which `sql_search.ranked` allows for."""
-        lock = self._search.lock
-        lock.acquire()
-        held = [True]
-
-        def release() -> None:
-            if held[0]:
-                held[0] = False
-                lock.release()
-
-        try:
-            with self._transaction(write=False) as conn:
-                yield conn, release
-        finally:
-            release()
+    def _ranked_reads(self) -> AbstractContextManager[tuple[Conn, Callable[[], None]]]:
+        return ranked_reads(self._search, self._transaction)

@@ -25,7 +25,7 @@ import sqlite3
 import threading
 from contextlib import suppress
 
-from .nudged_thread import NudgedThread
+from ..nudged_thread import NudgedThread
 
 AUTOCHECKPOINT_BACKSTOP_PAGES = 16_000  # 64 MiB of 4 KiB pages
 COALESCE_SECONDS = 0.2

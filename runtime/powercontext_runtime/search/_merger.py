@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from .nudged_thread import NudgedThread
+from ..nudged_thread import NudgedThread
 
 COALESCE_SECONDS = 0.2
 # How long a merge step waits at most for the writes that are queueing for the database to begin.

@@ -25,7 +25,7 @@ from typing import cast
 import numpy as np
 import numpy.typing as npt
 
-from .tokens import SearchQuery, index_tokens
+from ._tokens import SearchQuery, index_tokens
 
 # Okapi BM25; idf is Lucene's form, positive even for very common terms. k1 = 0.9 and b = 0.4 (the
 # defaults of Anserini's BM25) beat the textbook 1.2 and 0.75 on LoCoMo's dev conversations:

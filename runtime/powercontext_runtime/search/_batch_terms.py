@@ -16,8 +16,8 @@ from itertools import chain
 import numpy as np
 import numpy.typing as npt
 
-from .bm25 import MAX_TERM_LENGTH
-from .tokens import index_words, stems
+from ._bm25 import MAX_TERM_LENGTH
+from ._tokens import index_words, stems
 
 _OWNER_BITS = 21  # documents per batch below 2^21; a code point is below 2^21 too
 _OWNER_MASK = (1 << _OWNER_BITS) - 1

@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from . import index_log, sql_search
-from .conn import Conn
+from . import _limits, _log, _postings, _writes
+from ._conn import Conn, marks
 
 # Rows read from all sources together per transaction: some 16 MiB of Python objects and arrays,
 # and a write lock held for some tens of milliseconds.
@@ -57,14 +57,14 @@ def due(conn: Conn) -> list[tuple[int, str]]:
         (int(k), str(f))
         for k, f in conn.execute(
             "SELECT scope_key, family FROM search_pending GROUP BY scope_key, family HAVING SUM(documents) >= ?",
-            (sql_search.MERGE_DOCUMENTS,),
+            (_limits.MERGE_DOCUMENTS,),
         )
     }
     classes: dict[tuple[int, str, int], int] = {}
     for k, f, documents in conn.execute("SELECT scope_key, family, documents FROM search_run_sizes"):
         at = (int(k), str(f), _size_class(int(documents)))
         classes[at] = classes.get(at, 0) + 1
-    found |= {(k, f) for (k, f, _), runs in classes.items() if runs >= sql_search.RUN_FANOUT}
+    found |= {(k, f) for (k, f, _), runs in classes.items() if runs >= _limits.RUN_FANOUT}
     return sorted(found)
 
 
@@ -117,10 +117,10 @@ def _begin(conn: Conn, scope_key: int, family: str) -> MergeState | None:
         )
     ]
     held = np.cumsum([documents for _, _, documents in deferred], dtype=np.int64)
-    if len(held) and held[-1] >= sql_search.MERGE_DOCUMENTS:
+    if len(held) and held[-1] >= _limits.MERGE_DOCUMENTS:
         # The oldest writes that reach MERGE_DOCUMENTS: a merger that fell behind still merges
         # about that many documents at a time, so the log rows it holds stay few.
-        taken = deferred[: int(np.searchsorted(held, sql_search.MERGE_DOCUMENTS)) + 1]
+        taken = deferred[: int(np.searchsorted(held, _limits.MERGE_DOCUMENTS)) + 1]
         sources = [(segment, generation) for generation, segment, _ in taken]
         target = min(segment for segment, _ in sources)
         conn.execute(
@@ -145,9 +145,9 @@ def _begin(conn: Conn, scope_key: int, family: str) -> MergeState | None:
 
 
 def _size_class(documents: int) -> int:
-    size, found = max(documents, 1) // sql_search.MERGE_DOCUMENTS, 0
-    while size >= sql_search.RUN_FANOUT:
-        size //= sql_search.RUN_FANOUT
+    size, found = max(documents, 1) // _limits.MERGE_DOCUMENTS, 0
+    while size >= _limits.RUN_FANOUT:
+        size //= _limits.RUN_FANOUT
         found += 1
     return found
 
@@ -160,8 +160,8 @@ def _full_class(conn: Conn, scope_key: int, family: str) -> list[int]:
         (scope_key, family),
     ).fetchall():
         classes.setdefault(_size_class(int(documents)), []).append(int(segment))
-    full = [runs for _, runs in sorted(classes.items()) if len(runs) >= sql_search.RUN_FANOUT]
-    return full[0][: sql_search.RUN_FANOUT] if full else []
+    full = [runs for _, runs in sorted(classes.items()) if len(runs) >= _limits.RUN_FANOUT]
+    return full[0][: _limits.RUN_FANOUT] if full else []
 
 
 @dataclass(slots=True)
@@ -190,10 +190,10 @@ class _Blocks:
         self.tfs.append(tfs)
         self.postings += len(held)
 
-    def grouped(self) -> sql_search.Grouped:
+    def grouped(self) -> _postings.Grouped:
         if not self.terms:
-            return sql_search.Grouped([], [0], np.zeros(0, np.int64), np.zeros(0, np.int32))
-        return sql_search.by_term(
+            return _postings.Grouped([], [0], np.zeros(0, np.int64), np.zeros(0, np.int32))
+        return _postings.by_term(
             self.terms,
             np.concatenate(self.starts),
             np.concatenate(self.sizes),
@@ -227,14 +227,14 @@ def _merge_chunk(conn: Conn, scope_key: int, family: str, state: MergeState, cac
     for run, rows in zip(state.runs, taken_runs, strict=True):
         kept = [row for row in rows if through is None or str(row[0]) <= through]
         if kept:
-            sizes, held, tfs = sql_search.unpack_rows([run] * len(kept), [row[1] for row in kept])
+            sizes, held, tfs = _postings.unpack_rows([run] * len(kept), [row[1] for row in kept])
             blocks.add([str(row[0]) for row in kept], sizes, held, tfs)
     _add_deferred(conn, family, blocks, writes, starts, through)
     bound = "" if through is None else " AND term <= ?"
     if state.runs:
         conn.execute(
             "DELETE FROM search_runs WHERE scope_key = ? AND family = ?"
-            f" AND segment IN ({sql_search.marks(state.runs)}) AND term > ?{bound}",
+            f" AND segment IN ({marks(state.runs)}) AND term > ?{bound}",
             (scope_key, family, *state.runs, after, *(() if through is None else (through,))),
         )
     grouped = blocks.grouped()
@@ -242,7 +242,7 @@ def _merge_chunk(conn: Conn, scope_key: int, family: str, state: MergeState, cac
         "INSERT INTO search_runs (scope_key, family, segment, term, postings) VALUES (?, ?, ?, ?, ?)",
         [
             (scope_key, family, state.target, term, packed)
-            for term, packed in sql_search.packed_rows(
+            for term, packed in _postings.packed_rows(
                 state.target, grouped.terms, grouped.bounds, grouped.held, grouped.tfs
             )
         ],
@@ -260,12 +260,12 @@ def _merge_chunk(conn: Conn, scope_key: int, family: str, state: MergeState, cac
 # Deferred writes unpacked by earlier chunks of a merge, by (Scope, family, generation). A row
 # rewritten since (an erasure takes a document's postings out) needs no fresh read: every chunk
 # drops the postings of documents no longer indexed.
-LoggedCache = dict[tuple[int, str, int], index_log.LoggedWrite]
+LoggedCache = dict[tuple[int, str, int], _log.LoggedWrite]
 
 
 def _within_budget(
     taken_runs: list[Sequence[Any]],
-    writes: list[index_log.LoggedWrite | None],
+    writes: list[_log.LoggedWrite | None],
     starts: list[int],
     share: int,
     through: str | None,
@@ -276,7 +276,7 @@ def _within_budget(
     counted: list[tuple[str, int]] = []
     for rows in taken_runs:
         counted += [
-            (str(term), 1 if sql_search.single_posting(packed) else len(packed) // 8) for term, packed in rows
+            (str(term), 1 if _postings.single_posting(packed) else len(packed) // 8) for term, packed in rows
         ]
     for write, start in zip(writes, starts, strict=True):
         if write is not None:
@@ -296,7 +296,7 @@ def _within_budget(
 
 def _logged(
     conn: Conn, scope_key: int, family: str, generation: int, segment: int, cache: LoggedCache
-) -> index_log.LoggedWrite | None:
+) -> _log.LoggedWrite | None:
     """A deferred source's log row, unpacked lazily, read once per merge."""
     cached = cache.get((scope_key, family, generation))
     if cached is not None:
@@ -307,7 +307,7 @@ def _logged(
     ).fetchone()
     if row is None or row[0] is None:
         return None
-    write = cache[(scope_key, family, generation)] = index_log.unpack(segment, bytes(row[0]), lazy=True)
+    write = cache[(scope_key, family, generation)] = _log.unpack(segment, bytes(row[0]), lazy=True)
     return write
 
 
@@ -315,13 +315,13 @@ def _add_deferred(
     conn: Conn,
     family: str,
     blocks: _Blocks,
-    writes: list[index_log.LoggedWrite | None],
+    writes: list[_log.LoggedWrite | None],
     starts: list[int],
     through: str | None,
 ) -> None:
     """The deferred writes' postings of terms after their `starts` up to `through`, without those
     of documents unindexed since their write."""
-    taken: list[tuple[index_log.LoggedWrite, int, int]] = []
+    taken: list[tuple[_log.LoggedWrite, int, int]] = []
     for write, start in zip(writes, starts, strict=True):
         if write is None:
             continue
@@ -335,7 +335,7 @@ def _add_deferred(
         write.doc_keys[write.positions[first:last]]
         for (write, _, _), (first, last) in zip(taken, spans, strict=True)
     ]
-    alive = sql_search.indexed_documents(conn, family, np.unique(np.concatenate(held_all)))
+    alive = _writes.indexed_documents(conn, family, np.unique(np.concatenate(held_all)))
     for (write, start, stop), (first, last), held in zip(taken, spans, held_all, strict=True):
         keep = np.isin(held, alive)
         sizes = np.diff(write.bounds[start : stop + 1])
@@ -356,14 +356,14 @@ def _finish(conn: Conn, scope_key: int, family: str, state: MergeState) -> None:
         int(n)
         for (n,) in conn.execute(
             "SELECT documents FROM search_run_sizes WHERE scope_key = ? AND family = ?"
-            f" AND segment IN ({sql_search.marks(state.runs or [state.target])})",
+            f" AND segment IN ({marks(state.runs or [state.target])})",
             (*keys, *(state.runs or [state.target])),
         )
     )
     moved = [segment for _, segment in state.deferred] + state.runs
     conn.execute(
         "DELETE FROM search_run_sizes WHERE scope_key = ? AND family = ?"
-        f" AND segment IN ({sql_search.marks([*state.runs, state.target])})",
+        f" AND segment IN ({marks([*state.runs, state.target])})",
         (*keys, *state.runs, state.target),
     )
     conn.execute(
@@ -374,12 +374,12 @@ def _finish(conn: Conn, scope_key: int, family: str, state: MergeState) -> None:
         generations = [generation for generation, _ in state.deferred]
         conn.execute(
             "DELETE FROM search_pending WHERE scope_key = ? AND family = ?"
-            f" AND generation IN ({sql_search.marks(generations)})",
+            f" AND generation IN ({marks(generations)})",
             (*keys, *generations),
         )
     conn.execute(
         "UPDATE search_docs SET segment = ? WHERE scope_key = ? AND family = ?"
-        f" AND segment IN ({sql_search.marks(moved)})",
+        f" AND segment IN ({marks(moved)})",
         (state.target, *keys, *moved),
     )
     for table in ("search_merges", "search_merge_sources"):

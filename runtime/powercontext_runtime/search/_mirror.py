@@ -27,8 +27,8 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from ..recall.bm25 import Documents, TermPostings, contributions, length_norms, scored_documents, term_gains
-from .index_log import LoggedWrite
+from ._bm25 import Documents, TermPostings, contributions, length_norms, scored_documents, term_gains
+from ._log import LoggedWrite
 
 # About 16 bytes a posting (slot, term frequency, cached contribution): 32M postings is some
 # 512 MiB of arrays before eviction starts.

@@ -1,0 +1,69 @@
+"""Full-text search: text to terms, BM25, postings and their byte formats, index writes, deferral
+and merges, the in-memory mirror with generations, and ranked reads (docs/search-index.md).
+
+It imports nothing of the store, recall or prepare: the store hands it a connection (`Conn`, a
+protocol defined here) inside its own transactions, and recall asks the store for ranked hits.
+Private modules, one concern each: `_tokens` (text to tokens, queries), `_batch_terms` (a batch's
+terms in numpy), `_bm25` (terms and scores), `_postings` (a row's byte format), `_log` (a log
+row's byte format), `_tokenised` (what a write indexes), `_writes` (index upkeep), `_merge` and
+`_merger` (runs and the thread merging them), `_mirror` (the in-memory postings), `_reads` (a
+snapshot's ranking), `_transactions` (what the store's transactions call).
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from . import _bm25, _tokens
+from ._bm25 import document_terms, query_terms
+from ._conn import Conn, Cursor
+from ._merger import IndexMerger, WriterGate
+from ._mirror import SearchMirror
+from ._tokenised import TokenisedDocuments, tokenise_documents
+from ._tokens import MAX_QUERY_TERMS, SearchQuery, first_match, parse_query
+from ._transactions import Transaction, merge_due, merge_takes, ranked_per_scope, ranked_reads
+from ._writes import (
+    drop_index,
+    forget_documents,
+    index_document,
+    index_documents,
+    restart_log,
+    unindex_document,
+    write_documents,
+)
+
+
+def terms_sources() -> tuple[str, ...]:
+    """The source of what decides the terms a text yields (tokenising and `document_terms`): a
+    cache of indexed data keyed on it is stale once it changes."""
+    return inspect.getsource(_tokens), inspect.getsource(_bm25.document_terms)
+
+
+__all__ = [
+    "MAX_QUERY_TERMS",
+    "Conn",
+    "Cursor",
+    "IndexMerger",
+    "SearchMirror",
+    "SearchQuery",
+    "TokenisedDocuments",
+    "Transaction",
+    "WriterGate",
+    "document_terms",
+    "drop_index",
+    "first_match",
+    "forget_documents",
+    "index_document",
+    "index_documents",
+    "merge_due",
+    "merge_takes",
+    "parse_query",
+    "query_terms",
+    "ranked_per_scope",
+    "ranked_reads",
+    "restart_log",
+    "terms_sources",
+    "tokenise_documents",
+    "unindex_document",
+    "write_documents",
+]

@@ -1,0 +1,44 @@
+"""The connection search runs its SQL on: the subset of DB-API it uses, with `?` parameters.
+
+Search sits below the store, so the protocol lives here; the store's backends implement it and
+re-export it (`store/conn.py`) for their own SQL modules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, Protocol
+
+
+class Cursor(Protocol):
+    @property
+    def lastrowid(self) -> int | None: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> Sequence[Any]: ...
+
+    def fetchmany(self, size: int) -> Sequence[Any]: ...
+
+    @property
+    def description(self) -> Sequence[Sequence[Any]]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Conn(Protocol):
+    """The part of a DB-API connection search and the store use, with `?` parameters whatever the driver."""
+
+    def execute(self, sql: str, params: Sequence[object] = ()) -> Cursor: ...
+
+    def executemany(self, sql: str, params: Iterable[Sequence[object]]) -> Cursor: ...
+
+    def stream(self, sql: str) -> Cursor:
+        """A query whose rows arrive as they are fetched, not all at once (read them all before
+        the next statement on this connection)."""
+        ...
+
+
+def marks(values: Sequence[object]) -> str:
+    """The `?` placeholders of an `IN (...)` list of `values`."""
+    return ", ".join("?" * len(values))

@@ -1,0 +1,181 @@
+"""Ranked reads: a family's mirror brought to the reader's snapshot, the query's missing terms read
+from segments, runs and deferred writes, and BM25's best documents per Scope."""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from . import _log
+from ._bm25 import TermPostings, term_weights
+from ._conn import Conn, marks
+from ._mirror import FamilyMirror, SearchMirror
+from ._postings import single_tf, unpack_postings
+
+
+def _pending(conn: Conn, scope_key: int, family: str) -> list[tuple[_log.LoggedWrite, str | None]]:
+    """The writes whose postings are still (partly) only in their log rows, each with the last
+    term a merge under way has already moved into its target run (None: none)."""
+    progress = _merge_progress(conn, scope_key, family)
+    return [
+        (
+            _log.unpack(int(base), bytes(added), lazy=True),
+            progress[0] if progress is not None and int(generation) in progress[1] else None,
+        )
+        for generation, base, added in conn.execute(
+            "SELECT p.generation, l.doc_key, l.added FROM search_pending p JOIN search_log l"
+            " ON l.scope_key = p.scope_key AND l.family = p.family AND l.generation = p.generation"
+            " WHERE p.scope_key = ? AND p.family = ?",
+            (scope_key, family),
+        )
+    ]
+
+
+def _merge_progress(conn: Conn, scope_key: int, family: str) -> tuple[str, set[int]] | None:
+    """The last term a merge under way has merged and the log generations of the deferred writes
+    it merges (their postings of terms up to it are in the target run now), or None."""
+    row = conn.execute(
+        "SELECT merged_through FROM search_merges WHERE scope_key = ? AND family = ?", (scope_key, family)
+    ).fetchone()
+    if row is None:
+        return None
+    return str(row[0]), {
+        int(generation)
+        for (generation,) in conn.execute(
+            "SELECT generation FROM search_merge_sources WHERE scope_key = ? AND family = ?",
+            (scope_key, family),
+        )
+    }
+
+
+def ranked(
+    conn: Conn, mirror: SearchMirror, scope_keys: Sequence[int], family: str, terms: Sequence[str], limit: int
+) -> dict[int, list[tuple[int, float]]]:
+    """The best `doc_key`s of each Scope's family with their scores, best first.
+
+    The caller holds `mirror.lock`. A transaction begun after taking it sees everything the mirror
+    has replayed; one begun earlier (inside `Store.reading()`) may not, and ranks as of its own
+    snapshot all the same, see `_synced`.
+    """
+    if not terms or not scope_keys:
+        return {key: [] for key in scope_keys}
+    stats = {
+        int(row[0]): (int(row[1]), int(row[2]), int(row[3]))
+        for row in conn.execute(
+            "SELECT scope_key, generation, documents, total_length FROM search_stats"
+            f" WHERE family = ? AND scope_key IN ({marks(scope_keys)})",
+            (family, *scope_keys),
+        )
+    }
+    found: dict[int, list[tuple[int, float]]] = {}
+    for scope_key in scope_keys:
+        generation, documents, total_length = stats.get(scope_key, (0, 0, 0))
+        if documents == 0:
+            found[scope_key] = []
+            continue
+        family_mirror, alive = _synced(conn, mirror, scope_key, family, generation)
+        borrowed: dict[str, TermPostings] = {}
+        missing = family_mirror.missing(terms, generation)
+        if missing:
+            for term, rows in _read_terms(conn, scope_key, family, missing).items():
+                postings = family_mirror.postings_of(rows)
+                if family_mirror.generation == generation:
+                    family_mirror.install(term, postings)
+                else:
+                    borrowed[term] = postings
+        weights = term_weights(terms, family_mirror.frequencies(terms, borrowed, alive), documents)
+        found[scope_key] = family_mirror.top(weights, total_length / documents, limit, borrowed, alive)
+        family_mirror.forget_rare()  # only a mirror that just ranked can have taken new rare terms
+    mirror.evict()
+    return found
+
+
+def _synced(
+    conn: Conn, mirror: SearchMirror, scope_key: int, family: str, generation: int
+) -> tuple[FamilyMirror, npt.NDArray[np.bool_] | None]:
+    """The family's mirror brought up to `generation` (replayed from the log, or rebuilt from the
+    tables if it was behind), and None; or, when another request already moved it past this
+    transaction's older snapshot, the mirror and which of its documents this snapshot sees.
+
+    Postings read in an older snapshot lack newer documents, so such a reader borrows them for
+    its own query and never installs them. A mirror whose history does not reach back that far
+    gives way to a private one built from this snapshot alone (rare: only just after a rebuild).
+    """
+    current = mirror.get(scope_key, family)
+    if current is not None and current.generation > generation:
+        alive = current.alive_at(generation)
+        if alive is not None:
+            return current, alive
+        return FamilyMirror(generation, _documents(conn, scope_key, family)), None
+    if current is not None and current.generation < generation and not current.stale:
+        rows = [
+            (int(g), int(k), None if added is None else _log.unpack(int(k), bytes(added)))
+            for g, k, added in conn.execute(
+                "SELECT generation, doc_key, added FROM search_log"
+                " WHERE scope_key = ? AND family = ? AND generation > ? AND generation <= ? ORDER BY generation",
+                (scope_key, family, current.generation, generation),
+            )
+        ]
+        # A row takes a generation per document it adds; rows the log no longer keeps leave a gap.
+        taken = sum(1 if logged is None else len(logged.doc_keys) for _, _, logged in rows)
+        if taken == generation - current.generation:
+            current.replay(rows)
+    if current is not None and current.generation == generation and not current.stale:
+        return current, None
+    rebuilt = FamilyMirror(generation, _documents(conn, scope_key, family))
+    mirror.put(scope_key, family, rebuilt)
+    return rebuilt, None
+
+
+def _documents(conn: Conn, scope_key: int, family: str) -> list[tuple[int, int]]:
+    return [
+        (int(k), int(length))
+        for k, length in conn.execute(
+            "SELECT doc_key, length FROM search_docs WHERE scope_key = ? AND family = ?", (scope_key, family)
+        )
+    ]
+
+
+def _read_terms(
+    conn: Conn, scope_key: int, family: str, terms: list[str]
+) -> dict[str, list[tuple[int, int]]]:
+    """Each term's (doc_key, tf) postings: its segment rows, its rows in each run, and those of
+    deferred writes not merged yet. A deferred write still lists documents unindexed since; a
+    mirror skips those it does not know and masks the ones it knows as removed."""
+    rows: dict[str, list[tuple[int, int]]] = {term: [] for term in terms}
+    runs = [
+        int(segment)
+        for (segment,) in conn.execute(
+            "SELECT segment FROM search_run_sizes WHERE scope_key = ? AND family = ?", (scope_key, family)
+        )
+    ]
+    in_runs = (
+        f" UNION ALL SELECT term, segment, postings FROM search_runs WHERE scope_key = ? AND family = ?"
+        f" AND segment IN ({marks(runs)}) AND term IN ({marks(terms)})"
+        if runs
+        else ""
+    )
+    for term, segment, packed in conn.execute(
+        "SELECT term, segment, postings FROM search_segments"
+        f" WHERE scope_key = ? AND family = ? AND term IN ({marks(terms)}){in_runs}",
+        (scope_key, family, *terms, *((scope_key, family, *runs, *terms) if runs else ())),
+    ):
+        tf = single_tf(packed)
+        if tf is not None:  # the common single posting, without arrays
+            rows[term].append((int(segment), tf))
+            continue
+        keys, tfs = unpack_postings(int(segment), packed)
+        rows[term].extend(zip(keys.tolist(), tfs.tolist(), strict=True))
+    for write, merged_through in _pending(conn, scope_key, family):
+        for term in terms:
+            if merged_through is not None and term <= merged_through:
+                continue  # in the target run already, read above
+            at = bisect_left(write.terms, term)
+            if at < len(write.terms) and write.terms[at] == term:
+                start, end = int(write.bounds[at]), int(write.bounds[at + 1])
+                held = write.doc_keys[write.positions[start:end]]
+                rows[term].extend(zip(held.tolist(), write.tfs[start:end].tolist(), strict=True))
+    return rows
