@@ -2,15 +2,17 @@
 
 The public surface is below: open an application from settings (`open_application`), call its one
 method per operation, and catch the errors it raises. The subpackages group the rest by concern:
-`recall` (tokens, the BM25 index, candidate pools, recall per family), `prepare` (byte budget, the
+`search` (text to terms, BM25, the index and its mirror, ranked reads), `recall` (candidate pools,
+recall per family), `prepare` (byte budget, the
 Markdown and legacy formats, the builder), `access` (Principals, grants, the access policy) and
 `store` (the SQL store and its backends). Cross-cutting modules stay at this level: `application`,
 `operation`, `responses`, `models`, `errors`, `config`, `bootstrap`, `cursors`.
 """
 
-# No cycle whatever the order: errors, models and config import nothing above them, access only
-# errors and config; recall imports only models (its store is a type); store imports models,
-# errors and recall; prepare imports models and recall.pools; application and bootstrap use all.
+# No cycle whatever the order: errors, models, config and nudged_thread import nothing above them,
+# access only errors and config; search imports only those; store imports them and search; recall
+# imports models, search and (as a type) store; prepare imports models and recall.pools;
+# application and bootstrap use all.
 from .access import (
     FULL_ACCESS,
     AccessPolicy,

@@ -1,4 +1,4 @@
-"""Search order (recall/bm25.py, scored_documents): BM25 sums rounded to 9 digits, best first, ties to
+"""Search order (search/_bm25.py, scored_documents): BM25 sums rounded to 9 digits, best first, ties to
 the larger key, removed documents never. The numpy path only rounds and sorts documents near the
 limit-th score, and a plain-Python path ranks small inputs; both must agree with sorting
 everything."""

@@ -7,9 +7,9 @@ Okapi BM25 over those numbers,
 computed here in one vectorised function (`scored_documents`) whatever the database, rounded, with
 ties broken by the newer document. SQLite and OceanBase therefore return the same order for the
 same data, which their own full-text rankers would not. The store keeps the postings of the terms
-queried so far in memory (`store/search_mirror.py`), so a query costs a few array operations.
+queried so far in memory (`_mirror.py`), so a query costs a few array operations.
 
-Terms: normalised, stemmed words (`tokens.py`), and for Chinese, Japanese and Korean text each character and each pair
+Terms: normalised, stemmed words (`_tokens.py`), and for Chinese, Japanese and Korean text each character and each pair
 of adjacent characters, so `记忆` matches inside `记忆系统`. A query uses its words, its single CJK
 characters, and the pairs of its longer CJK runs.
 """

@@ -4,7 +4,7 @@
 LOG_RETAIN = 4096
 # A write of this many documents or more leaves its postings in its log row (`search_pending` names
 # it) until the family's deferred writes hold MERGE_DOCUMENTS documents, then all go into one run
-# (`search_runs`, merged in the background by `index_merge.py`): a row per distinct term among
+# (`search_runs`, merged in the background by `_merge.py`): a row per distinct term among
 # thousands of documents, written in one stretch of a table clustered by run. Rows per term and
 # write in the term-clustered `search_segments` would land all over it, dirtying most of its pages
 # at every merge (merges slowed as the Scope grew).

@@ -14,7 +14,7 @@ document (about 19 µs an entry as JSON). Layout, little-endian:
     terms                        UTF-8, sorted, joined by "\\n" (a term is word characters or CJK)
 
 Everything after the offsets is known before the documents have keys, so it is packed before the
-write transaction (`WrittenTerms.tail`).
+write transaction (`pack_tail`, kept in `TokenisedDocuments.logged`).
 """
 
 from __future__ import annotations

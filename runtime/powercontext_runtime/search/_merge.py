@@ -1,4 +1,4 @@
-"""Merges of the full-text index (`sql_search.py`), a bounded range of terms per transaction.
+"""Merges of the full-text index (deferred writes and runs into runs), a range of terms per transaction.
 
 Deferred writes (their postings wait in their log rows) merge into a run once they hold
 MERGE_DOCUMENTS documents, and RUN_FANOUT runs of one size class merge into one. A merge used to
@@ -6,8 +6,8 @@ read every posting of its sources at once, in the write that crossed the thresho
 whose character pairs make a vocabulary of millions, took gigabytes and minutes there. Now a merge
 is begun by `step` on the store's merger thread and carried on by the next calls, each in a
 transaction of its own that takes the next terms of every source in term order, at most
-CHUNK_ROWS rows (and about CHUNK_POSTINGS postings) of them all, and writes them merged under the target run, deleting them from the
-source runs. What a merge holds at once is that chunk (and the packed log rows of the deferred
+CHUNK_ROWS rows (and about CHUNK_POSTINGS postings) of them all, and writes them merged under the
+target run, deleting them from the source runs. What a merge holds at once is that chunk (and the packed log rows of the deferred
 writes it merges, each no larger than the request that wrote it); each posting is read and
 written about once, so its time is linear in the postings merged.
 
@@ -15,9 +15,10 @@ Every transaction leaves the index exact, so readers never wait for a merge and 
 nothing: `search_merges` holds the last term merged (`merged_through`) and `search_merge_sources`
 the sources. A term up to `merged_through` has its postings in the target run; a later one in its
 sources. The target and the source runs stay listed in `search_run_sizes` until the last chunk,
-and readers skip a deferred source's terms up to `merged_through` (`sql_search._merge_progress`). Unindexing a
-document of a source takes it out of the target's rows too (`sql_search._merge_target`); a deferred write's
-log row keeps the postings of documents unindexed since, so each chunk drops those.
+and readers skip a deferred source's terms up to `merged_through` (`_reads._merge_progress`).
+Unindexing a document of a source takes it out of the target's rows too (`_writes._merge_target`);
+a deferred write's log row keeps the postings of documents unindexed since, so each chunk drops
+those.
 """
 
 from __future__ import annotations

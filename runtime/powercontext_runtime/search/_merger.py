@@ -1,4 +1,4 @@
-"""Runs the index's merges (`index_merge.py`) on a thread of the store's own.
+"""Runs the index's merges (`_merge.py`) on a thread of the store's own.
 
 A write commit only nudges it; the thread waits a moment so that a stream of writes is checked
 once, asks which families have a merge due or under way, and carries each on a chunk (one short

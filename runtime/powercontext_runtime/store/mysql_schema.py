@@ -170,7 +170,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         5,
         """
-        -- Terms are normalised (NFKC, case folding) and stemmed since this version (recall/tokens.py):
+        -- Terms are normalised (NFKC, case folding) and stemmed since this version (search/_tokens.py):
         -- every head is indexed again.
         """,
         # Its data step (index every head again) is 8's now, for the same reason.
@@ -189,7 +189,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         7,
         f"""
-        -- Postings a row per term and index write, packed (see sql_search.py): a batch of entries
+        -- Postings a row per term and index write, packed (see search/_postings.py): a batch of entries
         -- writes a row per distinct term instead of one per posting; a row of one posting holds only
         -- its tf. Every head is indexed again, by 8's data step (today's code writes 8's log).
         DROP TABLE search_postings;
@@ -207,7 +207,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         8,
         f"""
-        -- A log row per index write, its documents and their postings packed (see index_log.py),
+        -- A log row per index write, its documents and their postings packed (see search/_log.py),
         -- instead of a row per document with its terms as JSON.
         DROP TABLE search_log;
         CREATE TABLE search_log (
@@ -219,7 +219,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             PRIMARY KEY (scope_key, family, generation)
         ) {_TABLE};
         -- Writes of many documents leave their postings in their log row until enough have gathered,
-        -- then go into one run together (see sql_search.py); these are the ones waiting.
+        -- then go into one run together (see search/_writes.py); these are the ones waiting.
         CREATE TABLE search_pending (
             scope_key BIGINT NOT NULL,
             family VARCHAR(32) NOT NULL,
@@ -251,7 +251,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         9,
         f"""
-        -- Merges run in the background, a range of terms per transaction (see index_merge.py): the
+        -- Merges run in the background, a range of terms per transaction (see search/_merge.py): the
         -- merge under way in each (Scope, family), the last term it has merged, and its sources
         -- (runs, or deferred writes by their log generation, each named by its segment).
         CREATE TABLE search_merges (

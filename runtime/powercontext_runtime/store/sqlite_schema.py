@@ -122,7 +122,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         3,
         """
-        -- One ranked index for every backend (see recall/bm25.py) replaces the FTS5 tables, whose
+        -- One ranked index for every backend (see search/_bm25.py) replaces the FTS5 tables, whose
         -- BM25 no other database reproduces.
         DROP TABLE memory_fts;
         DROP TABLE experience_fts;
@@ -162,7 +162,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         4,
         """
         -- A generation per (Scope, family) and a log of index changes let in-memory mirrors of the
-        -- index catch up by replay (see search_mirror.py); the backfill moves here from 3. Mirrors
+        -- index catch up by replay (see search/_mirror.py); the backfill moves here from 3. Mirrors
         -- count document frequencies themselves, so writes no longer update a row per term.
         DROP TABLE search_terms;
         ALTER TABLE search_stats ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
@@ -182,7 +182,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         5,
         """
-        -- Terms are normalised (NFKC, case folding) and stemmed since this version (recall/tokens.py):
+        -- Terms are normalised (NFKC, case folding) and stemmed since this version (search/_tokens.py):
         -- every head is indexed again.
         """,
         # Its data step (index every head again) is 8's now, for the same reason.
@@ -202,7 +202,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         7,
         """
-        -- Postings a row per term and index write, packed (see sql_search.py): a batch of entries
+        -- Postings a row per term and index write, packed (see search/_postings.py): a batch of entries
         -- writes a row per distinct term instead of one per posting; a row of one posting holds only
         -- its tf. Every head is indexed again, by 8's data step (today's code writes 8's log).
         DROP TABLE search_postings;
@@ -220,7 +220,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         8,
         """
-        -- A log row per index write, its documents and their postings packed (see index_log.py),
+        -- A log row per index write, its documents and their postings packed (see search/_log.py),
         -- instead of a row per document with its terms as JSON.
         DROP TABLE search_log;
         CREATE TABLE search_log (
@@ -232,7 +232,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             PRIMARY KEY (scope_key, family, generation)
         ) WITHOUT ROWID;
         -- Writes of many documents leave their postings in their log row until enough have gathered,
-        -- then go into one run together (see sql_search.py); these are the ones waiting.
+        -- then go into one run together (see search/_writes.py); these are the ones waiting.
         CREATE TABLE search_pending (
             scope_key INTEGER NOT NULL,
             family TEXT NOT NULL,
@@ -264,7 +264,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         9,
         """
-        -- Merges run in the background, a range of terms per transaction (see index_merge.py): the
+        -- Merges run in the background, a range of terms per transaction (see search/_merge.py): the
         -- merge under way in each (Scope, family), the last term it has merged, and its sources
         -- (runs, or deferred writes by their log generation, each named by its segment).
         CREATE TABLE search_merges (
