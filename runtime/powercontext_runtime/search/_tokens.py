@@ -9,7 +9,7 @@ the same at index and query time, which it is. English stop words are indexed, b
 them unless it holds nothing else.
 
 Chinese, Japanese and Korean text has no spaces, so each CJK character is a token of its own and a
-query turns each CJK run into its overlapping two-character pairs; `bm25.py` indexes those
+query turns each CJK run into its overlapping two-character pairs; `_bm25.py` indexes those
 pairs as terms, which finds `记忆` inside `记忆系统`.
 """
 
