@@ -181,26 +181,24 @@ def test_stop_words_are_still_indexed() -> None:
 
 
 def reference_first_match(text: str, terms: set[str]) -> int | None:
-    """Every word normalised and stemmed, every CJK character and pair looked at, in order."""
+    """Every word normalised and stemmed, every CJK character and every pair of CJK characters
+    with no word between them, listed in the order a reader meets them (a pair when its second
+    character is reached), each with where it starts: the first whose term is asked for."""
     import re
 
     from powercontext_runtime.search._tokens import normalise
 
     stem = Stemmer.Stemmer("english", 0).stemWord
-    previous: tuple[int, str] | None = None
-    for match in re.finditer(r"([\u3040-\u30ff\u4e00-\u9fff])|([^\W\u3040-\u30ff\u4e00-\u9fff]+)", text):
-        if match.group(2):
-            previous = None
-            if stem(normalise(match.group(2))) in terms:
-                return match.start()
-            continue
-        character = normalise(match.group(1))
-        if character in terms:
-            return match.start()
-        if previous is not None and previous[1] + character in terms:
-            return previous[0]
-        previous = (match.start(), character)
-    return None
+    pieces = [
+        (found.start(), found.group(1) is not None, normalise(found.group()))
+        for found in re.finditer(r"([\u3040-\u30ff\u4e00-\u9fff])|([^\W\u3040-\u30ff\u4e00-\u9fff]+)", text)
+    ]
+    met: list[tuple[int, str]] = []
+    for i, (start, cjk, piece) in enumerate(pieces):
+        met.append((start, piece if cjk else stem(piece)))
+        if cjk and i > 0 and pieces[i - 1][1]:
+            met.append((pieces[i - 1][0], pieces[i - 1][2] + piece))
+    return next((start for start, term in met if term in terms), None)
 
 
 SNIPPET_TEXT = st.lists(
