@@ -5,10 +5,11 @@ writers to one Scope queue behind each other under OceanBase's READ COMMITTED is
 they do behind SQLite's database lock: a counter or revision is read and bumped by one writer at a
 time, and a stale `expected_*` or citation is a 409, never a lost or duplicated revision.
 
-This module holds connections, transactions, snapshots and ranked searches. The SQL of each
-operation lives in its family's module (`scopes`, `memory`, `candidates`, `topics`, `artifacts`)
-as a function of an open `Conn`, and a `SqlStore` method runs it in one transaction; searches and
-`get_artifact`, which span families, are composed here.
+This module holds connections, transactions and snapshots. The SQL of each operation lives in its
+family's module (`scopes`, `memory`, `candidates`, `topics`, `artifacts`) as a function of an open
+`Conn`, and a `SqlStore` method runs it in one transaction; `get_artifact` and the searches, which
+span families, are composed here: `search` ranks document keys inside the store's transaction and
+the store turns them into hits.
 """
 
 from __future__ import annotations
