@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from powercontext_runtime.recall import SearchQuery
-from powercontext_runtime.store import Store
+from powercontext_runtime.store import Store, scopes
 
 from .datagen import MAIN_SCOPE, REFERENCE_SCOPES
 
@@ -57,7 +57,7 @@ class Mode:
 
     def raw_reads(self, store: Store, query: SearchQuery) -> None:
         """What prepare cannot avoid: the Scope lookup and the searches of its families."""
-        store.get_scope(MAIN_SCOPE)
+        store.run(scopes.get_scope, MAIN_SCOPE)
         for read in self.reads:
             read(store, query)
 

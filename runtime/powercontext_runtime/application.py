@@ -83,7 +83,7 @@ from .recall import (
     recall_topics,
     topic_hit,
 )
-from .store import Store
+from .store import Store, artifacts, candidates, memory, scopes, topics
 
 T = TypeVar("T")
 
@@ -159,7 +159,7 @@ class ScopedContextApplication:
             context_references=references,
             version=1,
         )
-        return responses.scope(self._store.create_scope(scope))
+        return responses.scope(self._store.run(scopes.create_scope, scope))
 
     @operation
     def get_scope(
@@ -175,7 +175,7 @@ class ScopedContextApplication:
         after = None if request.cursor is MISSING else decode_cursor(request.cursor, "scope")
         page: list[Scope] = []
         while True:
-            rows = self._store.list_scopes(after, request.limit + 1)
+            rows = self._store.run(scopes.list_scopes, after, request.limit + 1)
             for scope in rows:
                 if principal.may("scope.read", scope.scope_id):
                     if len(page) == request.limit:
@@ -198,7 +198,8 @@ class ScopedContextApplication:
             principal.require("server.admin", [target.scope_id])
             principal.require("scope.read", references)
             _check_references(target.scope_id, references)
-        scope = self._store.update_scope(
+        scope = self._store.run(
+            scopes.update_scope,
             target.scope_id,
             request.expected_version,
             None if request.title is MISSING else request.title,
@@ -211,7 +212,7 @@ class ScopedContextApplication:
     def delete_scope(
         self, target: DeleteScopeParameters, *, principal: Principal = FULL_ACCESS
     ) -> wire.ScopeErasure:
-        self._store.delete_scope(target.scope_id)
+        self._store.run(scopes.delete_scope, target.scope_id)
         return wire.ScopeErasure(scope_id=target.scope_id)
 
     @operation
@@ -237,7 +238,7 @@ class ScopedContextApplication:
     @operation
     def remember(self, request: RememberRequest, *, principal: Principal = FULL_ACCESS) -> wire.MemoryEntry:
         expected = None if request.expected_revision is MISSING else request.expected_revision
-        entry = self._store.remember(request.scope_id, request.text, request.kind, expected)
+        entry = self._store.run(memory.remember, request.scope_id, request.text, request.kind, expected)
         return responses.memory_entry(entry)
 
     @operation
@@ -246,14 +247,14 @@ class ScopedContextApplication:
     ) -> wire.RememberBatchResult:
         expected = None if request.expected_revision is MISSING else request.expected_revision
         entries = [(entry.text, entry.kind) for entry in request.entries]
-        citations = self._store.remember_batch(request.scope_id, entries, expected)
+        citations = self._store.run(memory.remember_batch, request.scope_id, entries, expected)
         return responses.remember_batch_result(citations)
 
     @operation
     def erase_memory_entry(
         self, request: EntryEraseRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.EntryErasure:
-        revision, versions = self._store.erase_memory_entry(request.scope_id, request.entry_id)
+        revision, versions = self._store.run(memory.erase_memory_entry, request.scope_id, request.entry_id)
         return wire.EntryErasure(
             scope_id=request.scope_id, entry_id=request.entry_id, versions=versions, memory_revision=revision
         )
@@ -262,21 +263,23 @@ class ScopedContextApplication:
     def revise_memory_entry(
         self, request: ReviseEntryRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.MemoryEntry:
-        entry = self._store.revise_memory_entry(request.scope_id, _citation(request.citation), request.text)
+        entry = self._store.run(
+            memory.revise_memory_entry, request.scope_id, _citation(request.citation), request.text
+        )
         return responses.memory_entry(entry)
 
     @operation
     def retire_memory_entry(
         self, request: EntryCitationRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.MemoryEntry:
-        entry = self._store.retire_memory_entry(request.scope_id, _citation(request.citation))
+        entry = self._store.run(memory.retire_memory_entry, request.scope_id, _citation(request.citation))
         return responses.memory_entry(entry)
 
     @operation
     def get_memory_entry(
         self, request: EntryCitationRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.MemoryEntry:
-        entry = self._store.get_memory_entry(request.scope_id, _citation(request.citation))
+        entry = self._store.run(memory.get_memory_entry, request.scope_id, _citation(request.citation))
         if entry is None:
             raise EntryNotFound()
         return responses.memory_entry(entry)
@@ -286,7 +289,7 @@ class ScopedContextApplication:
         self, request: ListEntriesRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.MemoryEntryList:
         after = 0 if request.cursor is MISSING else int(decode_cursor(request.cursor, "entry"))
-        rows = self._store.list_memory_entries(request.scope_id, after, request.limit + 1)
+        rows = self._store.run(memory.list_memory_entries, request.scope_id, after, request.limit + 1)
         return responses.memory_entry_list(*_page(rows, request.limit, "entry"))
 
     @operation
@@ -304,7 +307,9 @@ class ScopedContextApplication:
     ) -> wire.Candidate:
         fields = ExperienceFields(request.situation, request.action, request.outcome, request.lesson)
         target = None if request.artifact_id is MISSING else request.artifact_id
-        return responses.candidate(self._store.propose(request.scope_id, EXPERIENCE_FAMILY, target, fields))
+        return responses.candidate(
+            self._store.run(candidates.propose, request.scope_id, EXPERIENCE_FAMILY, target, fields)
+        )
 
     @operation
     def propose_profile(
@@ -312,13 +317,15 @@ class ScopedContextApplication:
     ) -> wire.Candidate:
         # Stored normalised to end with exactly one LF, so every snapshot renders the same way.
         content = request.content.rstrip("\n") + "\n"
-        candidate = self._store.propose(request.scope_id, PROFILE_FAMILY, PROFILE_ARTIFACT_ID, content)
+        candidate = self._store.run(
+            candidates.propose, request.scope_id, PROFILE_FAMILY, PROFILE_ARTIFACT_ID, content
+        )
         return responses.candidate(candidate)
 
     @operation
     def get_profile(self, request: ProfileGetRequest, *, principal: Principal = FULL_ACCESS) -> wire.Profile:
         self._scope(request.scope_id)
-        [found] = self._store.latest_profiles([request.scope_id])
+        [found] = self._store.run(artifacts.latest_profiles, [request.scope_id])
         if found is None:
             raise EntryNotFound()
         return wire.Profile(artifact=responses.artifact_ref(found.ref), content=found.content)
@@ -327,8 +334,12 @@ class ScopedContextApplication:
     def approve_candidate(
         self, request: CandidateDecisionRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.Candidate:
-        decided = self._store.decide_candidate(
-            request.scope_id, request.candidate_id, request.expected_version, True
+        decided = self._store.run(
+            candidates.decide_candidate,
+            request.scope_id,
+            request.candidate_id,
+            request.expected_version,
+            True,
         )
         return responses.candidate(decided)
 
@@ -336,8 +347,12 @@ class ScopedContextApplication:
     def reject_candidate(
         self, request: CandidateDecisionRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.Candidate:
-        decided = self._store.decide_candidate(
-            request.scope_id, request.candidate_id, request.expected_version, False
+        decided = self._store.run(
+            candidates.decide_candidate,
+            request.scope_id,
+            request.candidate_id,
+            request.expected_version,
+            False,
         )
         return responses.candidate(decided)
 
@@ -345,7 +360,7 @@ class ScopedContextApplication:
     def get_candidate(
         self, request: CandidateGetRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.Candidate:
-        found = self._store.get_candidate(request.scope_id, request.candidate_id)
+        found = self._store.run(candidates.get_candidate, request.scope_id, request.candidate_id)
         if found is None:
             raise EntryNotFound()
         return responses.candidate(found)
@@ -356,7 +371,7 @@ class ScopedContextApplication:
     ) -> wire.CandidateList:
         after = 0 if request.cursor is MISSING else int(decode_cursor(request.cursor, "candidate"))
         state = None if request.state is MISSING else request.state
-        rows = self._store.list_candidates(request.scope_id, state, after, request.limit + 1)
+        rows = self._store.run(candidates.list_candidates, request.scope_id, state, after, request.limit + 1)
         return responses.candidate_list(*_page(rows, request.limit, "candidate"))
 
     @operation
@@ -378,7 +393,8 @@ class ScopedContextApplication:
 
     @operation
     def put_topic(self, request: PutTopicRequest, *, principal: Principal = FULL_ACCESS) -> wire.Topic:
-        topic = self._store.put_topic(
+        topic = self._store.run(
+            topics.put_topic,
             request.scope_id,
             None if request.artifact_id is MISSING else request.artifact_id,
             request.title,
@@ -394,8 +410,8 @@ class ScopedContextApplication:
     ) -> wire.TopicSearchResult:
         self._scope(request.scope_id)
         query = parse_query(request.query)
-        topics = self._store.search_topics(request.scope_id, query, request.limit)
-        return responses.topic_search_result((topic_hit(t, query), t.score) for t in topics)
+        found = self._store.search_topics(request.scope_id, query, request.limit)
+        return responses.topic_search_result((topic_hit(t, query), t.score) for t in found)
 
     @operation
     def get_topic(self, request: TopicGetRequest, *, principal: Principal = FULL_ACCESS) -> wire.Topic:
@@ -488,13 +504,13 @@ class ScopedContextApplication:
 
     # Lookups ------------------------------------------------------------------------------------
     def _scope(self, scope_id: str) -> Scope:
-        scope = self._store.get_scope(scope_id)
+        scope = self._store.run(scopes.get_scope, scope_id)
         if scope is None:
             raise ScopeNotFound()
         return scope
 
     def _artifact(self, scope_id: str, ref: ArtifactRef) -> ArtifactRevision:
-        found = self._store.get_artifact(scope_id, ref)
+        found = self._store.run(artifacts.get_artifact, scope_id, ref)
         if found is None:
             raise EntryNotFound()
         return found

@@ -20,26 +20,55 @@ from ..models import (
 from . import sql_search
 from .clock import now
 from .conn import Conn
+from .op import erases, reads, writes, writes_after
 
 
+# Tokenising is most of a remember's Python work and needs no database: done before the write
+# lock, another worker's batch can be written meanwhile.
+def _tokenise_one(
+    scope_id: str, text: str, kind: str, expected_revision: int | None
+) -> sql_search.TokenisedDocuments:
+    return sql_search.tokenise_documents([text])
+
+
+def _tokenise_batch(
+    scope_id: str, entries: Sequence[tuple[str, str]], expected_revision: int | None
+) -> sql_search.TokenisedDocuments:
+    return sql_search.tokenise_documents([text for text, _ in entries])
+
+
+@writes_after(_tokenise_one)
 def remember(
     conn: Conn,
+    tokenised: sql_search.TokenisedDocuments,
     scope_id: str,
     text: str,
     kind: str,
     expected_revision: int | None,
-    tokenised: sql_search.TokenisedDocuments,
 ) -> MemoryEntry:
-    citation = remember_batch(conn, scope_id, [(text, kind)], expected_revision, tokenised)[0]
+    """Add an entry; commits the next Memory revision."""
+    citation = _add_entries(conn, tokenised, scope_id, [(text, kind)], expected_revision)[0]
     return MemoryEntry(citation, text, kind, "active")
 
 
+@writes_after(_tokenise_batch)
 def remember_batch(
     conn: Conn,
+    tokenised: sql_search.TokenisedDocuments,
     scope_id: str,
     entries: Sequence[tuple[str, str]],
     expected_revision: int | None,
+) -> list[MemoryCitation]:
+    """Add (text, kind) entries in order in one transaction, one Memory revision each."""
+    return _add_entries(conn, tokenised, scope_id, entries, expected_revision)
+
+
+def _add_entries(
+    conn: Conn,
     tokenised: sql_search.TokenisedDocuments,
+    scope_id: str,
+    entries: Sequence[tuple[str, str]],
+    expected_revision: int | None,
 ) -> list[MemoryCitation]:
     """Add `entries` (text, kind) in order, one Memory revision each, with a statement per table
     rather than per entry: a batch of 500 costs about as many round trips as one remember.
@@ -93,7 +122,9 @@ def remember_batch(
     return [MemoryCitation(rev, entry_id, f"{entry_id}-v1") for rev, _, entry_id, _, _ in added]
 
 
+@writes
 def revise_memory_entry(conn: Conn, scope_id: str, citation: MemoryCitation, text: str) -> MemoryEntry:
+    """New version of the cited entry; `RevisionConflict` unless the citation names its head version."""
     scope_key, revision, version_key, version_number, kind = _head_version(conn, scope_id, citation)
     revision += 1
     conn.execute(
@@ -110,7 +141,9 @@ def revise_memory_entry(conn: Conn, scope_id: str, citation: MemoryCitation, tex
     return MemoryEntry(MemoryCitation(revision, citation.entry_id, version_id), text, kind, "active")
 
 
+@writes
 def retire_memory_entry(conn: Conn, scope_id: str, citation: MemoryCitation) -> MemoryEntry:
+    """Retire the cited entry; `RevisionConflict` unless the citation names its head version."""
     scope_key, revision, version_key, _, kind = _head_version(conn, scope_id, citation)
     revision += 1
     conn.execute(
@@ -131,9 +164,11 @@ def retire_memory_entry(conn: Conn, scope_id: str, citation: MemoryCitation) -> 
     )
 
 
+@erases
 def erase_memory_entry(conn: Conn, scope_id: str, entry_id: str) -> tuple[int, int]:
     """Delete every version of the entry and its index rows, keep only a tombstone of its id;
-    commits the next Memory revision. Returns (that revision, how many versions were erased)."""
+    commits the next Memory revision. Returns (that revision, how many versions were erased).
+    `EntryNotFound`, or `EntryErased` when it is already gone."""
     scope_key, revision = _scope_memory(conn, scope_id, lock=True)
     _refuse_erased(conn, scope_key, entry_id)
     versions = conn.execute(
@@ -166,7 +201,9 @@ def _refuse_erased(conn: Conn, scope_key: int, entry_id: str) -> None:
         raise EntryErased()
 
 
+@reads
 def get_memory_entry(conn: Conn, scope_id: str, citation: MemoryCitation) -> MemoryEntry | None:
+    """The exact entry version the citation names, or None when it names nothing that existed."""
     scope_key, head_revision = _scope_memory(conn, scope_id)
     row = conn.execute(
         "SELECT v.text, e.kind, v.added_revision, v.removed_revision, e.retired_revision"
@@ -185,9 +222,11 @@ def get_memory_entry(conn: Conn, scope_id: str, citation: MemoryCitation) -> Mem
     return MemoryEntry(citation, text, kind, "retired" if retired_by_then else "active")
 
 
+@reads
 def list_memory_entries(
     conn: Conn, scope_id: str, after_position: int, limit: int
 ) -> list[tuple[int, MemoryEntry]]:
+    """Active head entries in creation order with their list positions."""
     scope_key, revision = _scope_memory(conn, scope_id)
     rows = conn.execute(
         "SELECT e.entry_number, e.entry_id, v.entry_version_id, v.text, e.kind FROM memory_entries e"
