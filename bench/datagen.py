@@ -26,8 +26,7 @@ from powercontext_api.models import (
     RememberRequest,
     ScopeCreateRequest,
 )
-from powercontext_runtime import ScopedContextApplication
-from powercontext_runtime.store import Store
+from powercontext_runtime import ScopedContextApplication, Store
 
 # Bump when the generated text or the corpus shape changes: it names the cached corpora.
 GENERATOR_VERSION = 1

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from powercontext_api.models import PrepareContextRequest, RememberRequest, ScopeCreateRequest
-from powercontext_runtime import ScopedContextApplication
+from powercontext_runtime import ScopedContextApplication, Store
 from powercontext_runtime.prepare import (
     AssemblyOptions,
     Section,
@@ -19,7 +19,6 @@ from powercontext_runtime.prepare import (
     quote_body,
 )
 from powercontext_runtime.recall import Candidate, Origin, parse_query
-from powercontext_runtime.store import Store
 
 from .datagen import memory_text
 from .scenarios import Mode

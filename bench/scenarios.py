@@ -7,8 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from powercontext_runtime.recall import SearchQuery
-from powercontext_runtime.store import Store, scopes
+from powercontext_runtime import SearchQuery, Store
+from powercontext_runtime.store import scopes
 
 from .datagen import MAIN_SCOPE, REFERENCE_SCOPES
 

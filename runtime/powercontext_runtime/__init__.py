@@ -1,11 +1,12 @@
 """PowerContext Runtime: cited, byte-budgeted, injection-safe prepared context, without HTTP.
 
 The public surface is below: open an application from settings (`open_application`), call its one
-method per operation, and catch the errors it raises. The subpackages group the rest by concern:
+method per operation, and catch the errors it raises; copy a database or export and import a Scope
+by database URL with no application open (`offline`). The subpackages group the rest by concern:
 `recall` (tokens, the BM25 index, candidate pools, recall per family), `prepare` (byte budget, the
 Markdown and legacy formats, the builder), `access` (Principals, grants, the access policy) and
 `store` (the SQL store and its backends). Cross-cutting modules stay at this level: `application`,
-`operation`, `responses`, `models`, `errors`, `config`, `bootstrap`, `cursors`.
+`operation`, `responses`, `models`, `errors`, `config`, `bootstrap`, `cursors`, `offline`.
 """
 
 # No cycle whatever the order: errors, models and config import nothing above them, access only
@@ -37,11 +38,27 @@ from .errors import (
     ScopeNotFound,
     ScopeReferenced,
 )
+from .offline import (
+    MAX_EXPORT_LINE_BYTES,
+    CopyFailed,
+    CopyRefused,
+    TransferFailed,
+    TransferRefused,
+    copy_database,
+    export_file_lines,
+    export_scope_to,
+    import_scope_from,
+)
+from .recall import SearchQuery, parse_query
+from .store import Store
 
 __all__ = [
     "FULL_ACCESS",
+    "MAX_EXPORT_LINE_BYTES",
     "AccessPolicy",
     "ConfigurationError",
+    "CopyFailed",
+    "CopyRefused",
     "EntryErased",
     "EntryNotFound",
     "ErrorItem",
@@ -57,11 +74,20 @@ __all__ = [
     "ScopeNotFound",
     "ScopeReferenced",
     "ScopedContextApplication",
+    "SearchQuery",
     "Settings",
+    "Store",
+    "TransferFailed",
+    "TransferRefused",
     "Unauthenticated",
     "backend_for",
+    "copy_database",
+    "export_file_lines",
+    "export_scope_to",
+    "import_scope_from",
     "load_access_policy",
     "open_application",
     "open_store",
+    "parse_query",
     "token_digest",
 ]
