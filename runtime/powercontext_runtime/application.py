@@ -9,26 +9,20 @@ say (duplicate families, the total-entries policy, references, existence, access
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from types import MappingProxyType
-from typing import TypeVar, cast, get_args
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TypeVar
 
-import annotated_types
 from pydantic import MISSING
-from pydantic.fields import FieldInfo
 
 from powercontext_api import models as wire
 from powercontext_api.models import (
-    Assembly,
     CandidateDecisionRequest,
     CandidateGetRequest,
     DeleteScopeParameters,
     EntryCitationRequest,
     EntryEraseRequest,
     ExperienceGetRequest,
-    ExperienceSection,
     ExportScopeParameters,
-    FamilySection,
     GetArtifactRevisionParameters,
     GetScopeParameters,
     ImportScopeParameters,
@@ -56,7 +50,7 @@ from . import responses
 from .access import FULL_ACCESS, Principal
 from .config import Settings
 from .cursors import decode_cursor, encode_cursor
-from .errors import EntryNotFound, InvalidRequest, ScopeNotFound
+from .errors import EntryNotFound, ScopeNotFound
 from .models import (
     EXPERIENCE_FAMILY,
     FAMILIES,
@@ -73,7 +67,7 @@ from .models import (
     Topic,
 )
 from .operation import operation
-from .prepare import AssemblyOptions, BuiltContext, Section, build_legacy_context, build_text_context
+from .prepare import BuiltContext, build_legacy_context, build_text_context
 from .recall import (
     legacy_topic_body,
     parse_query,
@@ -83,6 +77,7 @@ from .recall import (
     recall_topics,
     topic_hit,
 )
+from .request_rules import assembly_options, check_references, max_bytes_limits
 from .store import Store, artifacts, candidates, memory, scopes, topics
 
 T = TypeVar("T")
@@ -123,7 +118,7 @@ class ScopedContextApplication:
 
     @operation
     def get_capabilities(self, *, principal: Principal = FULL_ACCESS) -> wire.Capabilities:
-        low, high, default = _max_bytes_limits()
+        low, high, default = max_bytes_limits()
         return wire.Capabilities(
             api_version=API_VERSION,
             families=list(FAMILIES),
@@ -151,7 +146,7 @@ class ScopedContextApplication:
         references = tuple(request.context_references)
         # Referencing a Scope exposes its data through prepare, so it needs read on each one.
         principal.require("scope.read", references)
-        _check_references(request.scope_id, references)
+        check_references(request.scope_id, references)
         scope = Scope(
             scope_id=request.scope_id,
             title=request.title,
@@ -197,7 +192,7 @@ class ScopedContextApplication:
         if references is not None:
             principal.require("server.admin", [target.scope_id])
             principal.require("scope.read", references)
-            _check_references(target.scope_id, references)
+            check_references(target.scope_id, references)
         scope = self._store.run(
             scopes.update_scope,
             target.scope_id,
@@ -334,27 +329,13 @@ class ScopedContextApplication:
     def approve_candidate(
         self, request: CandidateDecisionRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.Candidate:
-        decided = self._store.run(
-            candidates.decide_candidate,
-            request.scope_id,
-            request.candidate_id,
-            request.expected_version,
-            True,
-        )
-        return responses.candidate(decided)
+        return self._decide(request, approve=True)
 
     @operation
     def reject_candidate(
         self, request: CandidateDecisionRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.Candidate:
-        decided = self._store.run(
-            candidates.decide_candidate,
-            request.scope_id,
-            request.candidate_id,
-            request.expected_version,
-            False,
-        )
-        return responses.candidate(decided)
+        return self._decide(request, approve=False)
 
     @operation
     def get_candidate(
@@ -448,7 +429,11 @@ class ScopedContextApplication:
 
     def _build(self, request: PrepareContextRequest, principal: Principal) -> BuiltContext:
         # The total-entries policy is a validation rule: it fails before any lookup or recall.
-        options = None if request.assembly is MISSING else self.assembly_options(request.assembly)
+        options = (
+            None
+            if request.assembly is MISSING
+            else assembly_options(request.assembly, self.settings.assembly_max_entries)
+        )
         with self._store.reading():  # every family from one snapshot
             scope = self._scope(request.scope_id)
             families = REFERENCE_FAMILIES if options is None else {s.family for s in options.sections}
@@ -468,39 +453,15 @@ class ScopedContextApplication:
             pools = recall_text_pools(self._store, scope, parse_query(request.query), families)
             return build_text_context(pools, options, request.max_bytes)
 
-    def assembly_options(self, assembly: Assembly) -> AssemblyOptions:
-        """The builder's options, after each family's limit bounds (again, for requests that were
-        never parsed) and the rules the contract cannot state: each family at most once, and the
-        configured total-entries policy."""
-        for i, section in enumerate(assembly.sections):
-            # The RFC has the Runtime enforce each family's limit itself, not only the HTTP edge's
-            # parsing: a request built without validation meets the contract's bounds here.
-            low, high = _LIMIT_BOUNDS.get(section.family, (1, 0))
-            limit = section.limit
-            if type(limit) is not int or not low <= limit <= high:
-                raise InvalidRequest.single(
-                    "family_limit",
-                    ("assembly", "sections", i, "limit"),
-                    "The section's limit is outside the bounds of its family",
-                )
-        families = [section.family for section in assembly.sections]
-        if len(set(families)) != len(families):
-            raise InvalidRequest.single(
-                "duplicate_family", ("assembly", "sections"), "Each family may appear in at most one section"
-            )
-        total = sum(section.limit for section in assembly.sections)
-        if total > self.settings.assembly_max_entries:
-            raise InvalidRequest.single(
-                "too_many_entries",
-                ("assembly", "sections"),
-                f"The section limits add up to more than the configured maximum of "
-                f"{self.settings.assembly_max_entries} entries",
-            )
-        return AssemblyOptions(
-            sections=tuple(Section(s.family, s.limit) for s in assembly.sections),
-            show_confidence="confidence" in assembly.show,
-            show_recall_rank="recall_rank" in assembly.show,
+    def _decide(self, request: CandidateDecisionRequest, approve: bool) -> wire.Candidate:
+        decided = self._store.run(
+            candidates.decide_candidate,
+            request.scope_id,
+            request.candidate_id,
+            request.expected_version,
+            approve,
         )
+        return responses.candidate(decided)
 
     # Lookups ------------------------------------------------------------------------------------
     def _scope(self, scope_id: str) -> Scope:
@@ -523,37 +484,5 @@ def _page(rows: Sequence[tuple[int, T]], limit: int, kind: str) -> tuple[list[T]
     return [item for _, item in page], encode_cursor(kind, str(page[-1][0])) if more else None
 
 
-def _max_bytes_limits() -> tuple[int, int, int]:
-    """`max_bytes` bounds and default as the contract states them (read from the generated model)."""
-    field = PrepareContextRequest.model_fields["max_bytes"]
-    return (*_bounds(field), cast(int, field.default))
-
-
-def _bounds(field: FieldInfo) -> tuple[int, int]:
-    low = next(m.ge for m in field.metadata if isinstance(m, annotated_types.Ge))
-    high = next(m.le for m in field.metadata if isinstance(m, annotated_types.Le))
-    return cast(int, low), cast(int, high)
-
-
-# Each family's section limit bounds, as the contract states them: read once, checked per prepare
-# (re-validating the sections cost 15 µs a prepare).
-_LIMIT_BOUNDS: Mapping[str, tuple[int, int]] = MappingProxyType(
-    {
-        family: _bounds(section.model_fields["limit"])
-        for section in (FamilySection, ExperienceSection)
-        for family in get_args(section.model_fields["family"].annotation)
-    }
-)
-
-
 def _citation(value: wire.MemoryCitation) -> MemoryCitation:
     return MemoryCitation(value.memory_ref.revision, value.entry_id, value.entry_version_id)
-
-
-def _check_references(scope_id: str, references: tuple[str, ...]) -> None:
-    # Duplicates are the contract's `uniqueItems`; referencing oneself is a rule it cannot state.
-    for i, ref in enumerate(references):
-        if ref == scope_id:
-            raise InvalidRequest.single(
-                "reference_self", ("context_references", i), "A Scope cannot reference itself."
-            )
