@@ -45,7 +45,6 @@ from .offline import (
     TransferFailed,
     TransferRefused,
     copy_database,
-    export_file_lines,
     export_scope_to,
     import_scope_from,
 )
@@ -82,7 +81,6 @@ __all__ = [
     "Unauthenticated",
     "backend_for",
     "copy_database",
-    "export_file_lines",
     "export_scope_to",
     "import_scope_from",
     "load_access_policy",

@@ -9,7 +9,7 @@ Each call opens the database(s) it names and lets go of them before it returns.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
 from .bootstrap import backend_for
@@ -30,7 +30,6 @@ __all__ = [
     "TransferRefused",
     "TransferReport",
     "copy_database",
-    "export_file_lines",
     "export_scope_to",
     "import_scope_from",
 ]
@@ -60,19 +59,19 @@ def export_scope_to(
 
 
 def import_scope_from(
-    url: str, lines: Iterable[bytes], progress: Progress | None = None, scope_id: str | None = None
+    url: str, file: BinaryIO, progress: Progress | None = None, scope_id: str | None = None
 ) -> TransferReport:
-    """Recreate the exported Scope in the database `url` (created or upgraded first) in one
-    transaction, under its own id or `scope_id`. `TransferRefused` (not an export, unknown
+    """Recreate the Scope exported in `file` in the database `url` (created or upgraded first) in
+    one transaction, under its own id or `scope_id`. `TransferRefused` (not an export, unknown
     version, Scope id taken, a referenced Scope missing) or `TransferFailed` leave it unchanged."""
     backend = backend_for(url)
     try:
-        return import_scope(backend, lines, progress, scope_id)
+        return import_scope(backend, _bounded_lines(file), progress, scope_id)
     finally:
         backend.stop()
 
 
-def export_file_lines(file: BinaryIO) -> Iterator[bytes]:
+def _bounded_lines(file: BinaryIO) -> Iterator[bytes]:
     """The file's lines, none read past the longest an export may hold: a longer one comes as its
     first `MAX_EXPORT_LINE_BYTES + 1` bytes, which the import refuses, so memory stays bounded."""
     return iter(functools.partial(file.readline, MAX_EXPORT_LINE_BYTES + 1), b"")

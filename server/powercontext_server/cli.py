@@ -32,7 +32,6 @@ from powercontext_runtime import (
     TransferFailed,
     TransferRefused,
     copy_database,
-    export_file_lines,
     export_scope_to,
     import_scope_from,
     load_access_policy,
@@ -243,10 +242,10 @@ def import_command(url: str, source: str, scope_id: str | None = None) -> int:
     try:
         with _progress() as bar:
             if source == "-":
-                report = import_scope_from(url, export_file_lines(sys.stdin.buffer), bar, scope_id)
+                report = import_scope_from(url, sys.stdin.buffer, bar, scope_id)
             else:
                 with open(source, "rb") as file:
-                    report = import_scope_from(url, export_file_lines(file), bar, scope_id)
+                    report = import_scope_from(url, file, bar, scope_id)
     except TransferRefused as exc:
         print(f"powercontext: {exc}", file=sys.stderr)
         return 2
