@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 
-from powercontext_runtime.prepare import AssemblyOptions, Section, build_text_context
+from powercontext_runtime import AssemblyOptions, Section, build_text_context
 from powercontext_server import Metrics
 
 from .inprocess import fitting_pools

@@ -12,9 +12,15 @@ import statistics
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from powercontext_runtime import open_store
-from powercontext_runtime.prepare import AssemblyOptions, Section, build_text_context, prepare_legacy
-from powercontext_runtime.recall import parse_query, recall_memory
+from powercontext_runtime import (
+    AssemblyOptions,
+    Section,
+    build_text_context,
+    open_store,
+    parse_query,
+    prepare_legacy,
+    recall_memory,
+)
 from powercontext_runtime.store import scopes
 
 from .locomo import Conversation

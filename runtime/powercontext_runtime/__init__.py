@@ -2,7 +2,8 @@
 
 The public surface is below: open an application from settings (`open_application`), call its one
 method per operation, and catch the errors it raises; copy a database or export and import a Scope
-by database URL with no application open (`offline`). The subpackages group the rest by concern:
+by database URL with no application open (`offline`); or fit candidates of one's own with the
+builder alone (`build_text_context`, `prepare_legacy`: bench's fitting figures, eval's ablation). The subpackages group the rest by concern:
 `recall` (tokens, the BM25 index, candidate pools, recall per family), `prepare` (byte budget, the
 Markdown and legacy formats, the builder), `access` (Principals, grants, the access policy) and
 `store` (the SQL store and its backends). Cross-cutting modules stay at this level: `application`,
@@ -48,13 +49,16 @@ from .offline import (
     export_scope_to,
     import_scope_from,
 )
-from .recall import SearchQuery, parse_query
+from .prepare import AssemblyOptions, Section, build_text_context, document, prepare_legacy, quote_body
+from .recall import Candidate, Origin, SearchQuery, parse_query, recall_memory
 from .store import Store
 
 __all__ = [
     "FULL_ACCESS",
     "MAX_EXPORT_LINE_BYTES",
     "AccessPolicy",
+    "AssemblyOptions",
+    "Candidate",
     "ConfigurationError",
     "CopyFailed",
     "CopyRefused",
@@ -65,6 +69,7 @@ __all__ = [
     "Grant",
     "InvalidExport",
     "InvalidRequest",
+    "Origin",
     "PowerContextError",
     "Principal",
     "RetrievalUnavailable",
@@ -74,18 +79,24 @@ __all__ = [
     "ScopeReferenced",
     "ScopedContextApplication",
     "SearchQuery",
+    "Section",
     "Settings",
     "Store",
     "TransferFailed",
     "TransferRefused",
     "Unauthenticated",
     "backend_for",
+    "build_text_context",
     "copy_database",
+    "document",
     "export_scope_to",
     "import_scope_from",
     "load_access_policy",
     "open_application",
     "open_store",
     "parse_query",
+    "prepare_legacy",
+    "quote_body",
+    "recall_memory",
     "token_digest",
 ]
