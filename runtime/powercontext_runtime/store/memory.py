@@ -125,13 +125,7 @@ def _add_entries(
 @writes
 def revise_memory_entry(conn: Conn, scope_id: str, citation: MemoryCitation, text: str) -> MemoryEntry:
     """New version of the cited entry; `RevisionConflict` unless the citation names its head version."""
-    scope_key, revision, version_key, version_number, kind = _head_version(conn, scope_id, citation)
-    revision += 1
-    conn.execute(
-        "UPDATE memory_entry_versions SET removed_revision = ? WHERE version_key = ?",
-        (revision, version_key),
-    )
-    _unindex_version(conn, scope_key, version_key)
+    scope_key, revision, _, version_number, kind = _remove_head(conn, scope_id, citation)
     version_id = _insert_version(conn, scope_key, citation.entry_id, version_number + 1, text, revision)
     conn.execute(
         "UPDATE memory_entries SET head_version = ? WHERE scope_key = ? AND entry_id = ?",
@@ -144,13 +138,7 @@ def revise_memory_entry(conn: Conn, scope_id: str, citation: MemoryCitation, tex
 @writes
 def retire_memory_entry(conn: Conn, scope_id: str, citation: MemoryCitation) -> MemoryEntry:
     """Retire the cited entry; `RevisionConflict` unless the citation names its head version."""
-    scope_key, revision, version_key, _, kind = _head_version(conn, scope_id, citation)
-    revision += 1
-    conn.execute(
-        "UPDATE memory_entry_versions SET removed_revision = ? WHERE version_key = ?",
-        (revision, version_key),
-    )
-    _unindex_version(conn, scope_key, version_key)
+    scope_key, revision, version_key, _, kind = _remove_head(conn, scope_id, citation)
     conn.execute(
         "UPDATE memory_entries SET retired_revision = ? WHERE scope_key = ? AND entry_id = ?",
         (revision, scope_key, citation.entry_id),
@@ -322,6 +310,19 @@ def _head_version(conn: Conn, scope_id: str, citation: MemoryCitation) -> tuple[
         raise EntryNotFound()
     if removed is not None:
         raise RevisionConflict("The citation does not name the entry's current version.")
+    return scope_key, revision, version_key, version_number, kind
+
+
+def _remove_head(conn: Conn, scope_id: str, citation: MemoryCitation) -> tuple[int, int, int, int, str]:
+    """Take the cited head version out of the index as of the next Memory revision; the
+    `_head_version` fields, with that revision."""
+    scope_key, revision, version_key, version_number, kind = _head_version(conn, scope_id, citation)
+    revision += 1
+    conn.execute(
+        "UPDATE memory_entry_versions SET removed_revision = ? WHERE version_key = ?",
+        (revision, version_key),
+    )
+    _unindex_version(conn, scope_key, version_key)
     return scope_key, revision, version_key, version_number, kind
 
 
