@@ -26,8 +26,7 @@ from powercontext_api.models import (
     RememberRequest,
     ScopeCreateRequest,
 )
-from powercontext_runtime import ScopedContextApplication
-from powercontext_runtime.store import Store
+from powercontext_runtime import ScopedContextApplication, Store
 
 # Bump when the generated text or the corpus shape changes: it names the cached corpora.
 GENERATOR_VERSION = 1
@@ -443,3 +442,45 @@ def _seed(
     commit()
     app.create_scope(ScopeCreateRequest(scope_id=marker_scope(fingerprint), title="seeded"))
     return remember_rate
+
+
+class Vocabulary:
+    """Query text with a long tail: the corpus's common words (Zipf), its rare tokens (ticket
+    numbers, file names: a few entries each) and words no entry holds, so new terms keep coming."""
+
+    SYLLABLES = ("ka", "lo", "mir", "zen", "tor", "vex", "qui", "rab", "dun", "sel", "oph", "wyn")
+
+    def __init__(self, seed: int, closed: bool = False) -> None:
+        self._rng = random.Random(seed)
+        self._closed = closed
+        self._common = [*EN_COMPONENTS, *EN_VERBS, *EN_OUTCOMES, *EN_PEOPLE, *ZH_COMPONENTS, *ZH_VERBS]
+        self._questions = queries()
+
+    def _unknown(self) -> str:
+        rng = self._rng
+        word = "".join(rng.choice(self.SYLLABLES) for _ in range(rng.randrange(3, 6)))
+        return word + str(rng.randrange(1000))
+
+    def _rare(self) -> str:
+        rng = self._rng
+        if rng.random() < 0.5:
+            return f"PC-{rng.randrange(1, 20000)}"
+        module = rng.choice(["store", "recall", "budget", "render", "access"])
+        return f"runtime/{module}_{rng.randrange(100)}.py"
+
+    def query(self) -> str:
+        """A benchmark question (a quarter of the time), else 2 to 6 words: half of them common,
+        a quarter rare in the corpus, a quarter in no entry at all."""
+        rng = self._rng
+        if self._closed or rng.random() < 0.25:
+            return rng.choice(self._questions)
+        words: list[str] = []
+        for _ in range(rng.randrange(2, 7)):
+            roll = rng.random()
+            if roll < 0.5:
+                words.append(self._common[min(int(rng.paretovariate(1.0)) - 1, len(self._common) - 1)])
+            elif roll < 0.75:
+                words.append(self._rare())
+            else:
+                words.append(self._unknown())
+        return " ".join(words)

@@ -9,17 +9,19 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from powercontext_api.models import PrepareContextRequest, RememberRequest, ScopeCreateRequest
-from powercontext_runtime import ScopedContextApplication
-from powercontext_runtime.prepare import (
+from powercontext_runtime import (
     AssemblyOptions,
+    Candidate,
+    Origin,
+    ScopedContextApplication,
     Section,
+    Store,
     build_text_context,
     document,
+    parse_query,
     prepare_legacy,
     quote_body,
 )
-from powercontext_runtime.recall import Candidate, Origin, parse_query
-from powercontext_runtime.store import Store
 
 from .datagen import memory_text
 from .scenarios import Mode

@@ -32,9 +32,7 @@ import contextlib
 import http.client
 import json
 import math
-import os
 import random
-import re
 import shutil
 import statistics
 import sys
@@ -48,24 +46,12 @@ from typing import Any
 
 from devtools.server_process import Client, ServerProcess
 
-from .datagen import (
-    EN_COMPONENTS,
-    EN_OUTCOMES,
-    EN_PEOPLE,
-    EN_VERBS,
-    MAIN_SCOPE,
-    REFERENCE_SCOPES,
-    ZH_COMPONENTS,
-    ZH_VERBS,
-    memory_text,
-    queries,
-)
+from .datagen import MAIN_SCOPE, REFERENCE_SCOPES, Vocabulary, memory_text, queries
+from .process_memory import memory_breakdown, minor_faults, sqlite_connections
 from .run import Database, prepare_database, server_env
 from .stats import percentile
 
 MIB = 2**20
-# glibc's per-thread arenas live in heaps of HEAP_MAX_SIZE (64 MiB on 64-bit), aligned to it.
-ARENA_HEAP = 64 * MIB
 
 # The server's environment per variant. POWERCONTEXT_SERVER_MALLOC=default makes `allocator.py`
 # leave glibc alone, and glibc's own variables then set the same parameters `mallopt` would.
@@ -109,48 +95,6 @@ class Plan:
 
 
 # Load ---------------------------------------------------------------------------------------------
-class Vocabulary:
-    """Query text with a long tail: the corpus's common words (Zipf), its rare tokens (ticket
-    numbers, file names: a few entries each) and words no entry holds, so new terms keep coming."""
-
-    SYLLABLES = ("ka", "lo", "mir", "zen", "tor", "vex", "qui", "rab", "dun", "sel", "oph", "wyn")
-
-    def __init__(self, seed: int, closed: bool = False) -> None:
-        self._rng = random.Random(seed)
-        self._closed = closed
-        self._common = [*EN_COMPONENTS, *EN_VERBS, *EN_OUTCOMES, *EN_PEOPLE, *ZH_COMPONENTS, *ZH_VERBS]
-        self._questions = queries()
-
-    def _unknown(self) -> str:
-        rng = self._rng
-        word = "".join(rng.choice(self.SYLLABLES) for _ in range(rng.randrange(3, 6)))
-        return word + str(rng.randrange(1000))
-
-    def _rare(self) -> str:
-        rng = self._rng
-        if rng.random() < 0.5:
-            return f"PC-{rng.randrange(1, 20000)}"
-        module = rng.choice(["store", "recall", "budget", "render", "access"])
-        return f"runtime/{module}_{rng.randrange(100)}.py"
-
-    def query(self) -> str:
-        """A benchmark question (a quarter of the time), else 2 to 6 words: half of them common,
-        a quarter rare in the corpus, a quarter in no entry at all."""
-        rng = self._rng
-        if self._closed or rng.random() < 0.25:
-            return rng.choice(self._questions)
-        words: list[str] = []
-        for _ in range(rng.randrange(2, 7)):
-            roll = rng.random()
-            if roll < 0.5:
-                words.append(self._common[min(int(rng.paretovariate(1.0)) - 1, len(self._common) - 1)])
-            elif roll < 0.75:
-                words.append(self._rare())
-            else:
-                words.append(self._unknown())
-        return " ".join(words)
-
-
 @dataclass
 class Tally:
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -245,73 +189,6 @@ def make_scopes(port: int, count: int, entries: int, seed: int) -> list[str]:
 
 
 # What the server holds ----------------------------------------------------------------------------
-_MAPPING = re.compile(r"^([0-9a-f]+)-([0-9a-f]+) (\S{4}) \S+ \S+ (\d+)\s*(.*)$")
-
-
-@dataclass
-class Region:
-    start: int
-    end: int
-    perms: str
-    name: str  # "" for anonymous memory, "file" for a file's pages, else "[heap]", "[stack]", ...
-    rss_kib: int = 0
-
-
-def regions(pid: int) -> list[Region]:
-    found: list[Region] = []
-    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
-        match = _MAPPING.match(line)
-        if match:
-            start, end, perms, inode, name = match.groups()
-            found.append(Region(int(start, 16), int(end, 16), perms, "file" if inode != "0" else name))
-        elif line.startswith("Rss:") and found:
-            found[-1].rss_kib = int(line.split()[1])
-    return found
-
-
-def memory_breakdown(pid: int) -> dict[str, float]:
-    """The server's resident memory in MiB by kind: glibc's main heap, its other arenas (each a
-    64 MiB-aligned reservation, partly mapped), thread stacks, the rest of the anonymous memory
-    (Python's object arenas, blocks above the mmap threshold), and files (code, libraries)."""
-    found = regions(pid)
-    out = {"heap": 0.0, "arenas": 0.0, "stacks": 0.0, "other_anon": 0.0, "files": 0.0}
-    for i, region in enumerate(found):
-        after = found[i + 1] if i + 1 < len(found) else None
-        before = found[i - 1] if i else None
-        if region.name == "[heap]":
-            kind = "heap"
-        elif region.name == "file":
-            kind = "files"
-        elif region.name:
-            kind = "other_anon"  # [stack], [vvar], [vdso]
-        elif region.start % ARENA_HEAP == 0 and (
-            region.end - region.start == ARENA_HEAP
-            or (after is not None and after.start == region.end and after.perms == "---p")
-        ):
-            kind = "arenas"  # the used part of an arena's heap, the reserved rest follows
-        elif before is not None and before.end == region.start and before.perms == "---p":
-            kind = "stacks"  # above its guard page
-        else:
-            kind = "other_anon"
-        out[kind] += region.rss_kib / 1024
-    return {key: round(value, 1) for key, value in out.items()}
-
-
-def sqlite_connections(pid: int) -> int:
-    """Open file descriptors on SQLite database files: one per connection."""
-    count = 0
-    for fd in Path(f"/proc/{pid}/fd").iterdir():
-        with contextlib.suppress(OSError):
-            if os.readlink(fd).endswith(".sqlite3"):
-                count += 1
-    return count
-
-
-def minor_faults(pid: int) -> int:
-    raw = Path(f"/proc/{pid}/stat").read_text()
-    return int(raw[raw.rindex(")") + 2 :].split()[7])
-
-
 def snapshot(server: ServerProcess) -> dict[str, Any]:
     return {
         "rss_mib": round(server.status_kib("VmRSS") / 1024, 1),

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import time
 
-from powercontext_runtime.prepare import AssemblyOptions, Section, build_text_context
-from powercontext_server.metrics import Metrics
+from powercontext_runtime import AssemblyOptions, Section, build_text_context
+from powercontext_server import Metrics
 
 from .inprocess import fitting_pools
 

@@ -21,7 +21,7 @@ from pyinstrument import Profiler
 
 from devtools.server_process import Client, ServerProcess
 from powercontext_api.models import PrepareContextRequest
-from powercontext_server.allocator import keep_freed_memory
+from powercontext_server import keep_freed_memory
 
 from .datagen import queries
 from .run import open_app, prepare_database, server_env

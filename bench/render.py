@@ -201,27 +201,39 @@ def database_table(sizes: dict[str, Any], results: dict[str, Any]) -> str:
 
 def fitting_table(results: dict[str, Any]) -> str:
     fit = results.get("fitting_ms", {})
-    render = fit.get("render")
-    return "\n".join(
+    plain = "one plain render of the 26 bodies"
+    return _baseline_table(
+        "fitting 26 candidates × 2000 B at max_bytes 32768",
+        "ms",
+        fit.get("render"),
         [
-            "| fitting 26 candidates × 2000 B at max_bytes 32768 | baseline | median ms |",
-            "| --- | --- | --- |",
-            f"| text builder (four-family sections 8/2/8/8) | one plain render of the 26 bodies | {_cell(fit.get('text'), render)} |",
-            f"| legacy envelope (16 Memory, 8 Topic, 2 Experience) | one plain render of the 26 bodies | {_cell(fit.get('legacy'), render)} |",
-        ]
+            ("text builder (four-family sections 8/2/8/8)", plain, fit.get("text")),
+            ("legacy envelope (16 Memory, 8 Topic, 2 Experience)", plain, fit.get("legacy")),
+        ],
     )
 
 
 def metrics_table(results: dict[str, Any]) -> str:
     cost = results.get("metrics_us", {})
-    other = cost.get("other")
-    return "\n".join(
+    return _baseline_table(
+        "`/metrics` bookkeeping per request, CPU",
+        "µs",
+        cost.get("other"),
         [
-            "| `/metrics` bookkeeping per request, CPU | baseline | median µs |",
-            "| --- | --- | --- |",
-            f"| a prepare: request counter and latency, content bytes, 26 candidates by family and reason | any other request | {_cell(cost.get('prepare'), other)} |",
-        ]
+            (
+                "a prepare: request counter and latency, content bytes, 26 candidates by family and reason",
+                "any other request",
+                cost.get("prepare"),
+            )
+        ],
     )
+
+
+def _baseline_table(title: str, unit: str, baseline: Any, rows: list[tuple[str, str, Any]]) -> str:
+    """A table of figures, each against the same baseline (its label per row)."""
+    lines = [f"| {title} | baseline | median {unit} |", "| --- | --- | --- |"]
+    lines += [f"| {label} | {base} | {_cell(value, baseline)} |" for label, base, value in rows]
+    return "\n".join(lines)
 
 
 def targets_table(results: dict[str, Any]) -> str:

@@ -28,11 +28,15 @@ from pathlib import Path
 from typing import Any
 
 from devtools.server_process import REPO, Client, ServerProcess
-from powercontext_runtime import ScopedContextApplication, Settings, backend_for, open_store
-from powercontext_runtime.search import terms_sources
-from powercontext_runtime.store import Store
-from powercontext_runtime.store.copy import copy_store
-from powercontext_server.allocator import keep_freed_memory
+from powercontext_runtime import (
+    ScopedContextApplication,
+    Settings,
+    Store,
+    copy_database,
+    open_store,
+    terms_sources,
+)
+from powercontext_server import keep_freed_memory
 
 from . import inprocess, loadgen, seekdb
 from .datagen import CorpusSpec, is_seeded, memory_text, queries, seed
@@ -133,7 +137,7 @@ def prepare_database(db: Database, n: int, run_dir: Path) -> tuple[str, dict[str
     # moves a deployment: far faster than replaying 4 × n remembers over OceanBase round trips.
     cached, _ = _sqlite_corpus(spec, fingerprint)  # only when the database lacks the corpus
     log(f"  copying the {n} corpus from SQLite into {db.name}")
-    report = copy_store(backend_for(f"sqlite:///{cached}"), backend_for(url))
+    report = copy_database(f"sqlite:///{cached}", url)
     rows = sum(report.rows.values())
     return url, {"cached": False, "copied_rows": rows, "seconds": report.seconds}
 

@@ -7,8 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from powercontext_runtime.recall import SearchQuery
-from powercontext_runtime.store import Store
+from powercontext_runtime import SearchQuery, Store, load_scope
 
 from .datagen import MAIN_SCOPE, REFERENCE_SCOPES
 
@@ -57,7 +56,7 @@ class Mode:
 
     def raw_reads(self, store: Store, query: SearchQuery) -> None:
         """What prepare cannot avoid: the Scope lookup and the searches of its families."""
-        store.get_scope(MAIN_SCOPE)
+        store.run(load_scope, MAIN_SCOPE)
         for read in self.reads:
             read(store, query)
 

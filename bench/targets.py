@@ -48,33 +48,43 @@ def _judge(
 
 def evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
     sizes = results.get("databases", {}).get(REFERENCE_DB, {})
-    ref = sizes.get(REFERENCE_N, {})
+    f = _figures(results, sizes.get(REFERENCE_N, {}))
+    return [*_latency_targets(f), *_cost_targets(f), _growth_target(sizes)]
+
+
+def _figures(results: dict[str, Any], ref: dict[str, Any]) -> dict[str, float]:
+    """The medians the targets judge, at the reference database and size."""
     inproc = ref.get("in_process", {})
     http = ref.get("http", {})
-    raw_p50 = _median(inproc, MODE, "raw_reads", "p50")
-    raw_p99 = _median(inproc, MODE, "raw_reads", "p99")
-    prep_p50 = _median(inproc, MODE, "prepare", "p50")
-    http_p50 = _median(http, "latency", MODE, "p50")
-    http_p99 = _median(http, "latency", MODE, "p99")
-    floor_p50 = _median(http, "latency", "health", "p50")
-    cpu = _median(http, "cpu_ms_per_request", MODE)
-    health_cpu = _median(http, "cpu_ms_per_request", "health")
-    load_cpu = _median(http, "throughput", "cpu_ms_per_request", MODE)
-    rps = _median(http, "throughput", "requests_per_s", MODE)
-    ingest = _median(http, "ingest", "remember_per_s")
-    ingest_floor = _median(inproc, "remember_per_s")
-    fit = max(_median(results, "fitting_ms", "text"), _median(results, "fitting_ms", "legacy"))
-    metrics_us = _median(results, "metrics_us", "prepare")
+    return {
+        "raw_p50": _median(inproc, MODE, "raw_reads", "p50"),
+        "raw_p99": _median(inproc, MODE, "raw_reads", "p99"),
+        "prep_p50": _median(inproc, MODE, "prepare", "p50"),
+        "http_p50": _median(http, "latency", MODE, "p50"),
+        "http_p99": _median(http, "latency", MODE, "p99"),
+        "floor_p50": _median(http, "latency", "health", "p50"),
+        "cpu": _median(http, "cpu_ms_per_request", MODE),
+        "health_cpu": _median(http, "cpu_ms_per_request", "health"),
+        "load_cpu": _median(http, "throughput", "cpu_ms_per_request", MODE),
+        "rps": _median(http, "throughput", "requests_per_s", MODE),
+        "ingest": _median(http, "ingest", "remember_per_s"),
+        "ingest_floor": _median(inproc, "remember_per_s"),
+        "fit": max(_median(results, "fitting_ms", "text"), _median(results, "fitting_ms", "legacy")),
+        "metrics_us": _median(results, "metrics_us", "prepare"),
+    }
 
+
+def _latency_targets(f: dict[str, float]) -> list[dict[str, Any]]:
+    raw_p50, prep_p50, http_p50 = f["raw_p50"], f["prep_p50"], f["http_p50"]
     latency_why = (
-        f"The raw Store reads that prepare needs take {raw_p50:.1f} ms p50 / {raw_p99:.1f} ms p99 "
+        f"The raw Store reads that prepare needs take {raw_p50:.1f} ms p50 / {f['raw_p99']:.1f} ms p99 "
         f"in process on their own; prepare itself adds {prep_p50 - raw_p50:+.2f} ms and HTTP "
         f"{http_p50 - prep_p50:+.2f} ms at p50 (the HTTP floor, GET /health/live, is "
-        f"{floor_p50:.2f} ms)."
+        f"{f['floor_p50']:.2f} ms)."
     )
-    out = [
+    return [
         _judge("http_p50", "prepare over HTTP p50 ≤ 5 ms", http_p50, 5, "ms", True, latency_why),
-        _judge("http_p99", "prepare over HTTP p99 ≤ 20 ms", http_p99, 20, "ms", True, latency_why),
+        _judge("http_p99", "prepare over HTTP p99 ≤ 20 ms", f["http_p99"], 20, "ms", True, latency_why),
         _judge(
             "in_process_ratio",
             "in-process prepare p50 within 2× of its raw Store reads",
@@ -84,6 +94,12 @@ def evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
             True,
             "Prepare's own work (validation, recall merging, fitting, rendering) costs more than the reads.",
         ),
+    ]
+
+
+def _cost_targets(f: dict[str, float]) -> list[dict[str, Any]]:
+    raw_p50, prep_p50, cpu, load_cpu = f["raw_p50"], f["prep_p50"], f["cpu"], f["load_cpu"]
+    return [
         _judge(
             "cpu",
             "server CPU per prepare ≤ 2 ms",
@@ -95,12 +111,12 @@ def evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
             f"Scopes' Memory and Experience, SQLite running in the server's threads), prepare's own "
             f"work {prep_p50 - raw_p50:.2f} ms, and the HTTP stack the remaining "
             f"{cpu - prep_p50:.2f} ms (uvicorn, routing, parsing into the generated model, JSON out, and the "
-            f"hop to a worker thread; `GET /health/live` alone costs {health_cpu:.2f} ms).",
+            f"hop to a worker thread; `GET /health/live` alone costs {f['health_cpu']:.2f} ms).",
         ),
         _judge(
             "throughput",
             "≥ 400 prepares/s with 8 concurrent clients",
-            rps,
+            f["rps"],
             400,
             "req/s",
             False,
@@ -112,7 +128,7 @@ def evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
         _judge(
             "fitting",
             "fitting 26 candidates of 2000-byte bodies at max_bytes 32768 < 1 ms",
-            fit,
+            f["fit"],
             1,
             "ms",
             True,
@@ -121,7 +137,7 @@ def evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
         _judge(
             "metrics",
             "metrics bookkeeping ≤ 0.1 ms of CPU per request (a prepare of 26 candidates)",
-            metrics_us / 1000,
+            f["metrics_us"] / 1000,
             0.1,
             "ms",
             True,
@@ -130,28 +146,28 @@ def evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
         _judge(
             "ingest",
             "≥ 500 remembers/s over HTTP from one client",
-            ingest,
+            f["ingest"],
             500,
             "req/s",
             False,
-            f"The Store write alone manages {ingest_floor:.0f} remembers/s in process (one transaction "
+            f"The Store write alone manages {f['ingest_floor']:.0f} remembers/s in process (one transaction "
             "each, maintaining the search index's postings); HTTP adds the rest.",
         ),
     ]
+
+
+def _growth_target(sizes: dict[str, Any]) -> dict[str, Any]:
     small = _median(sizes.get("1000", {}), "http", "latency", MODE, "p50")
     large = _median(sizes.get("100000", {}), "http", "latency", MODE, "p50")
     raw_small = _median(sizes.get("1000", {}), "in_process", MODE, "raw_reads", "p50")
     raw_large = _median(sizes.get("100000", {}), "in_process", MODE, "raw_reads", "p50")
-    out.append(
-        _judge(
-            "growth",
-            "p50 over HTTP at 100k entries per Scope within 3× of p50 at 1k",
-            large / small if small else math.nan,
-            3,
-            "×",
-            True,
-            f"The raw Store reads grow from {raw_small:.1f} ms to {raw_large:.1f} ms p50 "
-            f"({raw_large / raw_small:.0f}×): search cost grows with the postings of the query's terms.",
-        )
+    return _judge(
+        "growth",
+        "p50 over HTTP at 100k entries per Scope within 3× of p50 at 1k",
+        large / small if small else math.nan,
+        3,
+        "×",
+        True,
+        f"The raw Store reads grow from {raw_small:.1f} ms to {raw_large:.1f} ms p50 "
+        f"({raw_large / raw_small:.0f}×): search cost grows with the postings of the query's terms.",
     )
-    return out

@@ -12,9 +12,16 @@ import statistics
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from powercontext_runtime import open_store
-from powercontext_runtime.prepare import AssemblyOptions, Section, build_text_context, prepare_legacy
-from powercontext_runtime.recall import parse_query, recall_memory
+from powercontext_runtime import (
+    AssemblyOptions,
+    Section,
+    build_text_context,
+    load_scope,
+    open_store,
+    parse_query,
+    prepare_legacy,
+    recall_memory,
+)
 
 from .locomo import Conversation
 
@@ -31,7 +38,7 @@ def compare(
     options = AssemblyOptions((Section("memory", LIMIT),))
     try:
         for scope_id, conversation in conversations:
-            scope = store.get_scope(scope_id)
+            scope = store.run(load_scope, scope_id)
             assert scope is not None
             for question in conversation.questions:
                 memory = recall_memory(store, scope, parse_query(question.question))

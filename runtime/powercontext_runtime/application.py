@@ -9,26 +9,20 @@ say (duplicate families, the total-entries policy, references, existence, access
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from types import MappingProxyType
-from typing import TypeVar, cast, get_args
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TypeVar
 
-import annotated_types
 from pydantic import MISSING
-from pydantic.fields import FieldInfo
 
 from powercontext_api import models as wire
 from powercontext_api.models import (
-    Assembly,
     CandidateDecisionRequest,
     CandidateGetRequest,
     DeleteScopeParameters,
     EntryCitationRequest,
     EntryEraseRequest,
     ExperienceGetRequest,
-    ExperienceSection,
     ExportScopeParameters,
-    FamilySection,
     GetArtifactRevisionParameters,
     GetScopeParameters,
     ImportScopeParameters,
@@ -56,7 +50,7 @@ from . import responses
 from .access import FULL_ACCESS, Principal
 from .config import Settings
 from .cursors import decode_cursor, encode_cursor
-from .errors import EntryNotFound, InvalidRequest, ScopeNotFound
+from .errors import EntryNotFound, ScopeNotFound
 from .models import (
     EXPERIENCE_FAMILY,
     FAMILIES,
@@ -73,7 +67,7 @@ from .models import (
     Topic,
 )
 from .operation import operation
-from .prepare import AssemblyOptions, BuiltContext, Section, build_legacy_context, build_text_context
+from .prepare import BuiltContext, build_legacy_context, build_text_context
 from .recall import (
     legacy_topic_body,
     parse_query,
@@ -83,7 +77,8 @@ from .recall import (
     recall_topics,
     topic_hit,
 )
-from .store import Store
+from .request_rules import assembly_options, check_references, max_bytes_limits
+from .store import Store, artifacts, candidates, memory, scopes, topics
 
 T = TypeVar("T")
 
@@ -123,7 +118,7 @@ class ScopedContextApplication:
 
     @operation
     def get_capabilities(self, *, principal: Principal = FULL_ACCESS) -> wire.Capabilities:
-        low, high, default = _max_bytes_limits()
+        low, high, default = max_bytes_limits()
         return wire.Capabilities(
             api_version=API_VERSION,
             families=list(FAMILIES),
@@ -151,7 +146,7 @@ class ScopedContextApplication:
         references = tuple(request.context_references)
         # Referencing a Scope exposes its data through prepare, so it needs read on each one.
         principal.require("scope.read", references)
-        _check_references(request.scope_id, references)
+        check_references(request.scope_id, references)
         scope = Scope(
             scope_id=request.scope_id,
             title=request.title,
@@ -159,7 +154,7 @@ class ScopedContextApplication:
             context_references=references,
             version=1,
         )
-        return responses.scope(self._store.create_scope(scope))
+        return responses.scope(self._store.run(scopes.create_scope, scope))
 
     @operation
     def get_scope(
@@ -175,7 +170,7 @@ class ScopedContextApplication:
         after = None if request.cursor is MISSING else decode_cursor(request.cursor, "scope")
         page: list[Scope] = []
         while True:
-            rows = self._store.list_scopes(after, request.limit + 1)
+            rows = self._store.run(scopes.list_scopes, after, request.limit + 1)
             for scope in rows:
                 if principal.may("scope.read", scope.scope_id):
                     if len(page) == request.limit:
@@ -197,8 +192,9 @@ class ScopedContextApplication:
         if references is not None:
             principal.require("server.admin", [target.scope_id])
             principal.require("scope.read", references)
-            _check_references(target.scope_id, references)
-        scope = self._store.update_scope(
+            check_references(target.scope_id, references)
+        scope = self._store.run(
+            scopes.update_scope,
             target.scope_id,
             request.expected_version,
             None if request.title is MISSING else request.title,
@@ -211,7 +207,7 @@ class ScopedContextApplication:
     def delete_scope(
         self, target: DeleteScopeParameters, *, principal: Principal = FULL_ACCESS
     ) -> wire.ScopeErasure:
-        self._store.delete_scope(target.scope_id)
+        self._store.run(scopes.delete_scope, target.scope_id)
         return wire.ScopeErasure(scope_id=target.scope_id)
 
     @operation
@@ -237,7 +233,7 @@ class ScopedContextApplication:
     @operation
     def remember(self, request: RememberRequest, *, principal: Principal = FULL_ACCESS) -> wire.MemoryEntry:
         expected = None if request.expected_revision is MISSING else request.expected_revision
-        entry = self._store.remember(request.scope_id, request.text, request.kind, expected)
+        entry = self._store.run(memory.remember, request.scope_id, request.text, request.kind, expected)
         return responses.memory_entry(entry)
 
     @operation
@@ -246,14 +242,14 @@ class ScopedContextApplication:
     ) -> wire.RememberBatchResult:
         expected = None if request.expected_revision is MISSING else request.expected_revision
         entries = [(entry.text, entry.kind) for entry in request.entries]
-        citations = self._store.remember_batch(request.scope_id, entries, expected)
+        citations = self._store.run(memory.remember_batch, request.scope_id, entries, expected)
         return responses.remember_batch_result(citations)
 
     @operation
     def erase_memory_entry(
         self, request: EntryEraseRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.EntryErasure:
-        revision, versions = self._store.erase_memory_entry(request.scope_id, request.entry_id)
+        revision, versions = self._store.run(memory.erase_memory_entry, request.scope_id, request.entry_id)
         return wire.EntryErasure(
             scope_id=request.scope_id, entry_id=request.entry_id, versions=versions, memory_revision=revision
         )
@@ -262,21 +258,23 @@ class ScopedContextApplication:
     def revise_memory_entry(
         self, request: ReviseEntryRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.MemoryEntry:
-        entry = self._store.revise_memory_entry(request.scope_id, _citation(request.citation), request.text)
+        entry = self._store.run(
+            memory.revise_memory_entry, request.scope_id, _citation(request.citation), request.text
+        )
         return responses.memory_entry(entry)
 
     @operation
     def retire_memory_entry(
         self, request: EntryCitationRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.MemoryEntry:
-        entry = self._store.retire_memory_entry(request.scope_id, _citation(request.citation))
+        entry = self._store.run(memory.retire_memory_entry, request.scope_id, _citation(request.citation))
         return responses.memory_entry(entry)
 
     @operation
     def get_memory_entry(
         self, request: EntryCitationRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.MemoryEntry:
-        entry = self._store.get_memory_entry(request.scope_id, _citation(request.citation))
+        entry = self._store.run(memory.get_memory_entry, request.scope_id, _citation(request.citation))
         if entry is None:
             raise EntryNotFound()
         return responses.memory_entry(entry)
@@ -286,7 +284,7 @@ class ScopedContextApplication:
         self, request: ListEntriesRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.MemoryEntryList:
         after = 0 if request.cursor is MISSING else int(decode_cursor(request.cursor, "entry"))
-        rows = self._store.list_memory_entries(request.scope_id, after, request.limit + 1)
+        rows = self._store.run(memory.list_memory_entries, request.scope_id, after, request.limit + 1)
         return responses.memory_entry_list(*_page(rows, request.limit, "entry"))
 
     @operation
@@ -304,7 +302,9 @@ class ScopedContextApplication:
     ) -> wire.Candidate:
         fields = ExperienceFields(request.situation, request.action, request.outcome, request.lesson)
         target = None if request.artifact_id is MISSING else request.artifact_id
-        return responses.candidate(self._store.propose(request.scope_id, EXPERIENCE_FAMILY, target, fields))
+        return responses.candidate(
+            self._store.run(candidates.propose, request.scope_id, EXPERIENCE_FAMILY, target, fields)
+        )
 
     @operation
     def propose_profile(
@@ -312,13 +312,15 @@ class ScopedContextApplication:
     ) -> wire.Candidate:
         # Stored normalised to end with exactly one LF, so every snapshot renders the same way.
         content = request.content.rstrip("\n") + "\n"
-        candidate = self._store.propose(request.scope_id, PROFILE_FAMILY, PROFILE_ARTIFACT_ID, content)
+        candidate = self._store.run(
+            candidates.propose, request.scope_id, PROFILE_FAMILY, PROFILE_ARTIFACT_ID, content
+        )
         return responses.candidate(candidate)
 
     @operation
     def get_profile(self, request: ProfileGetRequest, *, principal: Principal = FULL_ACCESS) -> wire.Profile:
         self._scope(request.scope_id)
-        [found] = self._store.latest_profiles([request.scope_id])
+        [found] = self._store.run(artifacts.latest_profiles, [request.scope_id])
         if found is None:
             raise EntryNotFound()
         return wire.Profile(artifact=responses.artifact_ref(found.ref), content=found.content)
@@ -327,25 +329,19 @@ class ScopedContextApplication:
     def approve_candidate(
         self, request: CandidateDecisionRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.Candidate:
-        decided = self._store.decide_candidate(
-            request.scope_id, request.candidate_id, request.expected_version, True
-        )
-        return responses.candidate(decided)
+        return self._decide(request, approve=True)
 
     @operation
     def reject_candidate(
         self, request: CandidateDecisionRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.Candidate:
-        decided = self._store.decide_candidate(
-            request.scope_id, request.candidate_id, request.expected_version, False
-        )
-        return responses.candidate(decided)
+        return self._decide(request, approve=False)
 
     @operation
     def get_candidate(
         self, request: CandidateGetRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.Candidate:
-        found = self._store.get_candidate(request.scope_id, request.candidate_id)
+        found = self._store.run(candidates.get_candidate, request.scope_id, request.candidate_id)
         if found is None:
             raise EntryNotFound()
         return responses.candidate(found)
@@ -356,7 +352,7 @@ class ScopedContextApplication:
     ) -> wire.CandidateList:
         after = 0 if request.cursor is MISSING else int(decode_cursor(request.cursor, "candidate"))
         state = None if request.state is MISSING else request.state
-        rows = self._store.list_candidates(request.scope_id, state, after, request.limit + 1)
+        rows = self._store.run(candidates.list_candidates, request.scope_id, state, after, request.limit + 1)
         return responses.candidate_list(*_page(rows, request.limit, "candidate"))
 
     @operation
@@ -378,7 +374,8 @@ class ScopedContextApplication:
 
     @operation
     def put_topic(self, request: PutTopicRequest, *, principal: Principal = FULL_ACCESS) -> wire.Topic:
-        topic = self._store.put_topic(
+        topic = self._store.run(
+            topics.put_topic,
             request.scope_id,
             None if request.artifact_id is MISSING else request.artifact_id,
             request.title,
@@ -394,8 +391,8 @@ class ScopedContextApplication:
     ) -> wire.TopicSearchResult:
         self._scope(request.scope_id)
         query = parse_query(request.query)
-        topics = self._store.search_topics(request.scope_id, query, request.limit)
-        return responses.topic_search_result((topic_hit(t, query), t.score) for t in topics)
+        found = self._store.search_topics(request.scope_id, query, request.limit)
+        return responses.topic_search_result((topic_hit(t, query), t.score) for t in found)
 
     @operation
     def get_topic(self, request: TopicGetRequest, *, principal: Principal = FULL_ACCESS) -> wire.Topic:
@@ -432,7 +429,11 @@ class ScopedContextApplication:
 
     def _build(self, request: PrepareContextRequest, principal: Principal) -> BuiltContext:
         # The total-entries policy is a validation rule: it fails before any lookup or recall.
-        options = None if request.assembly is MISSING else self.assembly_options(request.assembly)
+        options = (
+            None
+            if request.assembly is MISSING
+            else assembly_options(request.assembly, self.settings.assembly_max_entries)
+        )
         with self._store.reading():  # every family from one snapshot
             scope = self._scope(request.scope_id)
             families = REFERENCE_FAMILIES if options is None else {s.family for s in options.sections}
@@ -452,49 +453,25 @@ class ScopedContextApplication:
             pools = recall_text_pools(self._store, scope, parse_query(request.query), families)
             return build_text_context(pools, options, request.max_bytes)
 
-    def assembly_options(self, assembly: Assembly) -> AssemblyOptions:
-        """The builder's options, after each family's limit bounds (again, for requests that were
-        never parsed) and the rules the contract cannot state: each family at most once, and the
-        configured total-entries policy."""
-        for i, section in enumerate(assembly.sections):
-            # The RFC has the Runtime enforce each family's limit itself, not only the HTTP edge's
-            # parsing: a request built without validation meets the contract's bounds here.
-            low, high = _LIMIT_BOUNDS.get(section.family, (1, 0))
-            limit = section.limit
-            if type(limit) is not int or not low <= limit <= high:
-                raise InvalidRequest.single(
-                    "family_limit",
-                    ("assembly", "sections", i, "limit"),
-                    "The section's limit is outside the bounds of its family",
-                )
-        families = [section.family for section in assembly.sections]
-        if len(set(families)) != len(families):
-            raise InvalidRequest.single(
-                "duplicate_family", ("assembly", "sections"), "Each family may appear in at most one section"
-            )
-        total = sum(section.limit for section in assembly.sections)
-        if total > self.settings.assembly_max_entries:
-            raise InvalidRequest.single(
-                "too_many_entries",
-                ("assembly", "sections"),
-                f"The section limits add up to more than the configured maximum of "
-                f"{self.settings.assembly_max_entries} entries",
-            )
-        return AssemblyOptions(
-            sections=tuple(Section(s.family, s.limit) for s in assembly.sections),
-            show_confidence="confidence" in assembly.show,
-            show_recall_rank="recall_rank" in assembly.show,
+    def _decide(self, request: CandidateDecisionRequest, approve: bool) -> wire.Candidate:
+        decided = self._store.run(
+            candidates.decide_candidate,
+            request.scope_id,
+            request.candidate_id,
+            request.expected_version,
+            approve,
         )
+        return responses.candidate(decided)
 
     # Lookups ------------------------------------------------------------------------------------
     def _scope(self, scope_id: str) -> Scope:
-        scope = self._store.get_scope(scope_id)
+        scope = self._store.run(scopes.get_scope, scope_id)
         if scope is None:
             raise ScopeNotFound()
         return scope
 
     def _artifact(self, scope_id: str, ref: ArtifactRef) -> ArtifactRevision:
-        found = self._store.get_artifact(scope_id, ref)
+        found = self._store.run(artifacts.get_artifact, scope_id, ref)
         if found is None:
             raise EntryNotFound()
         return found
@@ -507,37 +484,5 @@ def _page(rows: Sequence[tuple[int, T]], limit: int, kind: str) -> tuple[list[T]
     return [item for _, item in page], encode_cursor(kind, str(page[-1][0])) if more else None
 
 
-def _max_bytes_limits() -> tuple[int, int, int]:
-    """`max_bytes` bounds and default as the contract states them (read from the generated model)."""
-    field = PrepareContextRequest.model_fields["max_bytes"]
-    return (*_bounds(field), cast(int, field.default))
-
-
-def _bounds(field: FieldInfo) -> tuple[int, int]:
-    low = next(m.ge for m in field.metadata if isinstance(m, annotated_types.Ge))
-    high = next(m.le for m in field.metadata if isinstance(m, annotated_types.Le))
-    return cast(int, low), cast(int, high)
-
-
-# Each family's section limit bounds, as the contract states them: read once, checked per prepare
-# (re-validating the sections cost 15 µs a prepare).
-_LIMIT_BOUNDS: Mapping[str, tuple[int, int]] = MappingProxyType(
-    {
-        family: _bounds(section.model_fields["limit"])
-        for section in (FamilySection, ExperienceSection)
-        for family in get_args(section.model_fields["family"].annotation)
-    }
-)
-
-
 def _citation(value: wire.MemoryCitation) -> MemoryCitation:
     return MemoryCitation(value.memory_ref.revision, value.entry_id, value.entry_version_id)
-
-
-def _check_references(scope_id: str, references: tuple[str, ...]) -> None:
-    # Duplicates are the contract's `uniqueItems`; referencing oneself is a rule it cannot state.
-    for i, ref in enumerate(references):
-        if ref == scope_id:
-            raise InvalidRequest.single(
-                "reference_self", ("context_references", i), "A Scope cannot reference itself."
-            )

@@ -21,12 +21,6 @@ class Scope:
 
 
 @dataclass(frozen=True, slots=True)
-class ScopePage:
-    scopes: tuple[Scope, ...]
-    next_cursor: str | None
-
-
-@dataclass(frozen=True, slots=True)
 class MemoryCitation:
     """Exact identity of an entry version within Memory revision `revision` (artifact memory/memory)."""
 
@@ -41,12 +35,6 @@ class MemoryEntry:
     text: str
     kind: str
     state: EntryState
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryEntryPage:
-    entries: tuple[MemoryEntry, ...]
-    next_cursor: str | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import functools
 import logging
 import os
 import secrets
@@ -27,16 +26,18 @@ from tqdm import tqdm  # type: ignore[import-untyped]  # no stubs or py.typed
 
 from powercontext_runtime import (
     ConfigurationError,
+    CopyFailed,
+    CopyRefused,
     Settings,
-    backend_for,
+    TransferFailed,
+    TransferRefused,
+    copy_database,
+    export_scope_to,
+    import_scope_from,
     load_access_policy,
     open_application,
     token_digest,
 )
-from powercontext_runtime.store.copy import CopyFailed, CopyRefused, copy_store
-from powercontext_runtime.store.export_lines import MAX_LINE_BYTES
-from powercontext_runtime.store.scope_export import export_scope
-from powercontext_runtime.store.scope_transfer import TransferFailed, TransferRefused, import_scope
 
 from .allocator import keep_freed_memory
 from .http_edge import raise_open_file_limit, uvicorn_options
@@ -193,16 +194,15 @@ def export_command(url: str, scope_id: str, output: str) -> int:
     path = url.removeprefix("sqlite:///")
     if url.startswith("sqlite:///") and path != ":memory:" and not Path(path).is_file():
         raise ConfigurationError(f"There is no database at {path}.")  # and none is created
-    backend = backend_for(url)
     where = "standard output" if output == "-" else output
     try:
         with _progress() as bar:
             if output == "-":
-                report = export_scope(backend, scope_id, sys.stdout.buffer.write, bar)
+                report = export_scope_to(url, scope_id, sys.stdout.buffer.write, bar)
                 sys.stdout.buffer.flush()
             else:
                 with _replaced(Path(output)) as file:
-                    report = export_scope(backend, scope_id, file.write, bar)
+                    report = export_scope_to(url, scope_id, file.write, bar)
     except TransferRefused as exc:
         print(f"powercontext: {exc}", file=sys.stderr)
         return 2
@@ -213,8 +213,6 @@ def export_command(url: str, scope_id: str, output: str) -> int:
     except OSError as exc:
         print(f"powercontext: cannot write {where}: {exc.strerror or exc}", file=sys.stderr)
         return 1
-    finally:
-        backend.stop()
     print(
         f"exported Scope {report.scope_id}: {sum(report.rows.values())} rows to {where} in {report.seconds:.1f} s",
         file=sys.stderr if output == "-" else sys.stdout,
@@ -241,14 +239,13 @@ def _replaced(path: Path) -> Iterator[BinaryIO]:
 def import_command(url: str, source: str, scope_id: str | None = None) -> int:
     """`powercontext import`: exit 2 when refused (not an export, unknown version, Scope id taken,
     referenced Scopes missing), 1 on a database error; either way the database is unchanged."""
-    backend = backend_for(url)
     try:
         with _progress() as bar:
             if source == "-":
-                report = import_scope(backend, bounded_lines(sys.stdin.buffer), bar, scope_id)
+                report = import_scope_from(url, sys.stdin.buffer, bar, scope_id)
             else:
                 with open(source, "rb") as file:
-                    report = import_scope(backend, bounded_lines(file), bar, scope_id)
+                    report = import_scope_from(url, file, bar, scope_id)
     except TransferRefused as exc:
         print(f"powercontext: {exc}", file=sys.stderr)
         return 2
@@ -258,8 +255,6 @@ def import_command(url: str, source: str, scope_id: str | None = None) -> int:
     except OSError as exc:
         print(f"powercontext: cannot read {source}: {exc.strerror or exc}", file=sys.stderr)
         return 2
-    finally:
-        backend.stop()
     print(
         f"imported Scope {report.scope_id}: {sum(report.rows.values())} rows, "
         f"{report.indexed} documents indexed in {report.seconds:.1f} s",
@@ -268,21 +263,14 @@ def import_command(url: str, source: str, scope_id: str | None = None) -> int:
     return 0
 
 
-def bounded_lines(file: BinaryIO) -> Iterator[bytes]:
-    """The file's lines, none read past the longest an export may hold: a longer one comes as its
-    first `MAX_LINE_BYTES + 1` bytes, which the import refuses, so memory stays bounded."""
-    return iter(functools.partial(file.readline, MAX_LINE_BYTES + 1), b"")
-
-
 def copy_databases(source_url: str, target_url: str) -> int:
     """`powercontext copy-store`: a bar per table on a terminal, then one summary line; exit 2
     when the copy is refused."""
     if source_url == target_url:
         raise ConfigurationError("SOURCE and TARGET are the same database.")
-    source, target = backend_for(source_url), backend_for(target_url)
     try:
         with _progress() as bar:
-            report = copy_store(source, target, progress=bar)
+            report = copy_database(source_url, target_url, progress=bar)
     except CopyRefused as exc:
         print(f"powercontext: {exc}", file=sys.stderr)
         return 2

@@ -14,8 +14,7 @@ from typing import Any, cast
 from pydantic_core import SchemaValidator, ValidationError, core_schema
 
 from powercontext_api.operations import Operation
-from powercontext_runtime import Principal
-from powercontext_runtime.access import Action
+from powercontext_runtime import Action, Principal
 
 # Reads `scope_id` and skips everything else: far cheaper than building a body's errors.
 _SCOPE_ID_ONLY = SchemaValidator(

@@ -14,7 +14,7 @@ from typing import Any
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector
 
-from powercontext_runtime.prepare import BuiltContext
+from powercontext_runtime import BuiltContext
 
 MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
 CONTENT_TYPE = CONTENT_TYPE_LATEST

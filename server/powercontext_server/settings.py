@@ -16,8 +16,7 @@ from dataclasses import dataclass
 
 from uvicorn.config import LOG_LEVELS
 
-from powercontext_runtime import AccessPolicy, ConfigurationError
-from powercontext_runtime.config import positive_int
+from powercontext_runtime import AccessPolicy, ConfigurationError, positive_int
 
 from .logs import LOG_FORMATS
 

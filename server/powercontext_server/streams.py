@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.routing import compile_path
 
 from powercontext_api.operations import OPERATIONS
-from powercontext_runtime.store.export_lines import MAX_LINE_BYTES
+from powercontext_runtime import MAX_EXPORT_LINE_BYTES as MAX_LINE_BYTES
 
 STREAM_MEDIA_TYPE = "application/x-ndjson"
 _STREAMED_BODIES = tuple(

@@ -19,6 +19,7 @@ import pytest
 from powercontext_runtime import backend_for
 from powercontext_runtime.models import Scope
 from powercontext_runtime.search import IndexMerger, _limits, parse_query
+from powercontext_runtime.store import memory, scopes
 from powercontext_runtime.store.backends import Backend
 from powercontext_runtime.store.sql_store import SqlStore
 from tests.conftest import database_env
@@ -64,10 +65,10 @@ def test_a_batch_that_makes_a_merge_due_returns_before_the_merge_and_ranks_the_s
     with monkeypatch.context() as held:  # the merger thread stays idle: it never hears of a write
         held.setattr(IndexMerger, "nudge", lambda self: None)
         store = SqlStore(store_backend)
-        store.create_scope(Scope("s:1", "", "", (), 1))
+        store.run(scopes.create_scope, Scope("s:1", "", "", (), 1))
         for _ in range(2):  # the second batch brings the waiting documents to 8
             texts = [" ".join(rng.choices(WORDS, k=rng.randint(2, 7))) for _ in range(4)]
-            store.remember_batch("s:1", [(text, "fact") for text in texts], None)
+            store.run(memory.remember_batch, "s:1", [(text, "fact") for text in texts], None)
         # The batch that made the merge due has its answer, and nothing was merged in it.
         assert counts(store_backend) == {"search_pending": 2, "search_runs": 0, "search_merges": 0}
         before = ranked(store)
@@ -97,12 +98,12 @@ def cjk_runs(store_backend: Backend, monkeypatch: pytest.MonkeyPatch) -> Iterato
     monkeypatch.setattr(_limits, "MERGE_DOCUMENTS", 128)
     monkeypatch.setattr(IndexMerger, "nudge", lambda self: None)  # merges only when the test says
     store = SqlStore(store_backend)
-    store.create_scope(Scope("s:1", "", "", (), 1))
+    store.run(scopes.create_scope, Scope("s:1", "", "", (), 1))
     rng = random.Random(37)
     fanout = _limits.RUN_FANOUT
     monkeypatch.setattr(_limits, "RUN_FANOUT", fanout + 1)  # the runs wait for the test
     for _ in range(fanout):
-        store.remember_batch("s:1", [(cjk(rng, 200), "fact") for _ in range(128)], None)
+        store.run(memory.remember_batch, "s:1", [(cjk(rng, 200), "fact") for _ in range(128)], None)
         store.merge_index()
     monkeypatch.setattr(_limits, "RUN_FANOUT", fanout)
     yield store

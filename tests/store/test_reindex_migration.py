@@ -15,6 +15,7 @@ from powercontext_runtime.models import ExperienceFields, Scope
 from powercontext_runtime.search import Conn, document_terms, parse_query
 from powercontext_runtime.search._limits import LOG_RETAIN
 from powercontext_runtime.search._postings import unpack_postings
+from powercontext_runtime.store import candidates, memory, scopes
 from powercontext_runtime.store.sql_store import SqlStore
 
 
@@ -86,12 +87,14 @@ def test_an_upgraded_store_is_indexed_as_a_new_one_would_be(
 ) -> None:
     url = database_url(backend, tmp_path, request)
     store = SqlStore(backend_for(url))
-    store.create_scope(Scope("s:1", "", "", (), 1))
-    store.remember("s:1", "Releases ship on Fridays", "fact", None)
-    store.remember("s:1", "ＡＰＩ keys rotate", "fact", None)
-    store.propose("s:1", "experience", None, ExperienceFields("Releases slipped", "a", "o", "l"))
-    candidate = store.list_candidates("s:1", "pending", 0, 5)[0][1]
-    store.decide_candidate("s:1", candidate.candidate_id, candidate.version, True)
+    store.run(scopes.create_scope, Scope("s:1", "", "", (), 1))
+    store.run(memory.remember, "s:1", "Releases ship on Fridays", "fact", None)
+    store.run(memory.remember, "s:1", "ＡＰＩ keys rotate", "fact", None)
+    store.run(
+        candidates.propose, "s:1", "experience", None, ExperienceFields("Releases slipped", "a", "o", "l")
+    )
+    candidate = store.run(candidates.list_candidates, "s:1", "pending", 0, 5)[0][1]
+    store.run(candidates.decide_candidate, "s:1", candidate.candidate_id, candidate.version, True)
     expected = postings(url)
     store.close()
 
@@ -116,8 +119,13 @@ def test_from_version_7_the_postings_stay_and_mirrors_rebuild(
 ) -> None:
     url = database_url(backend, tmp_path, request)
     store = SqlStore(backend_for(url))
-    store.create_scope(Scope("s:1", "", "", (), 1))
-    store.remember_batch("s:1", [("Releases ship on Fridays", "fact"), ("Keys rotate monthly", "fact")], None)
+    store.run(scopes.create_scope, Scope("s:1", "", "", (), 1))
+    store.run(
+        memory.remember_batch,
+        "s:1",
+        [("Releases ship on Fridays", "fact"), ("Keys rotate monthly", "fact")],
+        None,
+    )
     expected = postings(url)
     store.close()
 
@@ -143,7 +151,7 @@ def test_from_version_7_the_postings_stay_and_mirrors_rebuild(
             check.close(conn)
             check.stop()
         assert moved > generation + LOG_RETAIN  # no mirror can replay across the change of form
-        upgraded.remember("s:1", "Release notes go out on Mondays", "fact", None)
+        upgraded.run(memory.remember, "s:1", "Release notes go out on Mondays", "fact", None)
         texts = [h.text for h in upgraded.search_memory(["s:1"], parse_query("release"), 5)[0]]
         assert sorted(texts) == ["Release notes go out on Mondays", "Releases ship on Fridays"]
     finally:

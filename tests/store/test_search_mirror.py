@@ -28,6 +28,7 @@ from powercontext_runtime.search import (
     query_terms,
 )
 from powercontext_runtime.search._bm25 import K1, SCORE_DIGITS, B
+from powercontext_runtime.store import memory, scopes
 from powercontext_runtime.store.backends import SqliteBackend
 from powercontext_runtime.store.sql_store import SqlStore
 from tests.store.writes import churn, small_merges
@@ -73,7 +74,7 @@ def texts(store: SqlStore, query: str, limit: int = 5) -> list[str]:
 def test_two_stores_on_one_database_stay_exact_while_both_write(tmp_path: Path) -> None:
     db = tmp_path / "db.sqlite3"
     first, second = SqlStore(SqliteBackend(str(db))), SqlStore(SqliteBackend(str(db)))
-    first.create_scope(Scope("s:1", "", "", (), 1))
+    first.run(scopes.create_scope, Scope("s:1", "", "", (), 1))
     rng = random.Random(11)
     live: list[MemoryCitation] = []
     for round_ in range(30):
@@ -98,7 +99,7 @@ def test_deferred_writes_rank_exactly_before_and_after_they_are_merged(
     small_merges(monkeypatch, 11)
     db = tmp_path / "db.sqlite3"
     writer, replaying = SqlStore(SqliteBackend(str(db))), SqlStore(SqliteBackend(str(db)))
-    writer.create_scope(Scope("s:1", "", "", (), 1))
+    writer.run(scopes.create_scope, Scope("s:1", "", "", (), 1))
     rng = random.Random(23)
     live: list[MemoryCitation] = []
     for _ in range(25):
@@ -123,10 +124,15 @@ def test_a_deferred_write_outlives_the_log_it_waits_in(
     monkeypatch.setattr(_limits, "PRUNE_EVERY", 2)
     db = tmp_path / "db.sqlite3"
     writer = SqlStore(SqliteBackend(str(db)))
-    writer.create_scope(Scope("s:1", "", "", (), 1))
-    writer.remember_batch("s:1", [("heron alpha", "fact"), ("heron beta", "fact"), ("gamma", "fact")], None)
+    writer.run(scopes.create_scope, Scope("s:1", "", "", (), 1))
+    writer.run(
+        memory.remember_batch,
+        "s:1",
+        [("heron alpha", "fact"), ("heron beta", "fact"), ("gamma", "fact")],
+        None,
+    )
     for i in range(12):
-        writer.remember("s:1", f"delta {i}", "fact", None)
+        writer.run(memory.remember, "s:1", f"delta {i}", "fact", None)
     stranger = SqlStore(SqliteBackend(str(db)))
     assert sorted(texts(stranger, "heron")) == ["heron alpha", "heron beta"]
     assert texts(stranger, "heron") == reference_ranking(db, "s:1", "heron", 5)
@@ -139,7 +145,7 @@ def test_a_mirror_behind_the_pruned_log_rebuilds(tmp_path: Path, monkeypatch: py
     monkeypatch.setattr(_limits, "PRUNE_EVERY", 2)
     db = tmp_path / "db.sqlite3"
     reader, writer = SqlStore(SqliteBackend(str(db))), SqlStore(SqliteBackend(str(db)))
-    writer.create_scope(Scope("s:1", "", "", (), 1))
+    writer.run(scopes.create_scope, Scope("s:1", "", "", (), 1))
     rng = random.Random(5)
     live: list[MemoryCitation] = []
     churn(writer, rng, live, 10, WORDS)
@@ -158,11 +164,11 @@ def test_eviction_under_a_tiny_budget_changes_no_answer(tmp_path: Path) -> None:
     db = tmp_path / "db.sqlite3"
     store = SqlStore(SqliteBackend(str(db)), SearchMirror(max_postings=3))  # evicts on every query
     for scope_id in ("s:1", "s:2"):
-        store.create_scope(Scope(scope_id, "", "", (), 1))
+        store.run(scopes.create_scope, Scope(scope_id, "", "", (), 1))
     rng = random.Random(3)
     for _ in range(40):
         for scope_id in ("s:1", "s:2"):
-            store.remember(scope_id, " ".join(rng.choice(WORDS) for _ in range(4)), "fact", None)
+            store.run(memory.remember, scope_id, " ".join(rng.choice(WORDS) for _ in range(4)), "fact", None)
     for query in QUERIES:
         found = store.search_memory(["s:1", "s:2"], parse_query(query), 5)
         assert [h.text for h in found[0]] == reference_ranking(db, "s:1", query, 5)
@@ -172,9 +178,9 @@ def test_eviction_under_a_tiny_budget_changes_no_answer(tmp_path: Path) -> None:
 
 def test_ties_go_to_the_newer_document(tmp_path: Path) -> None:
     store = SqlStore(SqliteBackend(str(tmp_path / "db.sqlite3")))
-    store.create_scope(Scope("s:1", "", "", (), 1))
+    store.run(scopes.create_scope, Scope("s:1", "", "", (), 1))
     for text in ("same words", "same words", "same words"):
-        store.remember("s:1", text, "fact", None)
+        store.run(memory.remember, "s:1", text, "fact", None)
     hits = store.search_memory(["s:1"], parse_query("same"), 2)[0]
     assert [h.citation.entry_id for h in hits] == ["entry-3", "entry-2"]
     store.close()
@@ -187,21 +193,21 @@ def test_a_snapshot_older_than_the_mirror_answers_for_its_moment_and_leaves_the_
     replay newer writes into the shared mirror meanwhile; the older snapshot must neither see them
     nor leave postings in the mirror that lack them."""
     store = SqlStore(SqliteBackend(str(tmp_path / "db.sqlite3")))
-    store.create_scope(Scope("s:1", "", "", (), 1))
-    store.remember("s:1", "quokka by the river", "fact", None)
-    store.remember("s:1", "heron on the bank", "fact", None)
+    store.run(scopes.create_scope, Scope("s:1", "", "", (), 1))
+    store.run(memory.remember, "s:1", "quokka by the river", "fact", None)
+    store.run(memory.remember, "s:1", "heron on the bank", "fact", None)
     snapshot_open, newer_replayed = threading.Event(), threading.Event()
 
     def newer_request() -> None:
         snapshot_open.wait(10)
-        store.remember("s:1", "quokka and heron together", "fact", None)
+        store.run(memory.remember, "s:1", "quokka and heron together", "fact", None)
         assert len(texts(store, "heron")) == 2  # replays the write into the mirror
         newer_replayed.set()
 
     other = threading.Thread(target=newer_request)
     other.start()
     with store.reading():
-        assert store.get_scope("s:1") is not None  # the snapshot starts here
+        assert store.run(scopes.get_scope, "s:1") is not None  # the snapshot starts here
         snapshot_open.set()
         assert newer_replayed.wait(10)
         assert texts(store, "heron") == ["heron on the bank"]
@@ -222,15 +228,15 @@ def test_a_snapshot_older_than_the_mirror_still_finds_the_version_it_sees_as_hea
     on a private mirror built from its own snapshot."""
     monkeypatch.setattr(_mirror, "HISTORY", history)
     store = SqlStore(SqliteBackend(str(tmp_path / "db.sqlite3")))
-    store.create_scope(Scope("s:1", "", "", (), 1))
-    first = store.remember("s:1", "heron quokka version one", "fact", None)
-    store.remember("s:1", "heron quokka version one", "fact", None)
+    store.run(scopes.create_scope, Scope("s:1", "", "", (), 1))
+    first = store.run(memory.remember, "s:1", "heron quokka version one", "fact", None)
+    store.run(memory.remember, "s:1", "heron quokka version one", "fact", None)
     assert len(texts(store, "heron")) == 2
     snapshot_open, newer_replayed = threading.Event(), threading.Event()
 
     def newer_request() -> None:
         snapshot_open.wait(10)
-        store.revise_memory_entry("s:1", first.citation, "heron quokka version two")
+        store.run(memory.revise_memory_entry, "s:1", first.citation, "heron quokka version two")
         assert "heron quokka version two" in texts(store, "heron")  # the mirror moves on
         assert "heron quokka version two" in texts(store, "quokka version")  # learned after the removal
         newer_replayed.set()
@@ -238,7 +244,7 @@ def test_a_snapshot_older_than_the_mirror_still_finds_the_version_it_sees_as_hea
     other = threading.Thread(target=newer_request)
     other.start()
     with store.reading():
-        assert store.get_scope("s:1") is not None  # the snapshot starts here
+        assert store.run(scopes.get_scope, "s:1") is not None  # the snapshot starts here
         snapshot_open.set()
         assert newer_replayed.wait(10)
         assert texts(store, "heron") == ["heron quokka version one"] * 2
@@ -257,14 +263,16 @@ def test_a_batch_is_indexed_and_replayed_exactly_as_single_writes(
     monkeypatch.setattr(_limits, "PRUNE_EVERY", 4)
     db = tmp_path / "db.sqlite3"
     writer, replaying = SqlStore(SqliteBackend(str(db))), SqlStore(SqliteBackend(str(db)))
-    writer.create_scope(Scope("s:1", "", "", (), 1))
+    writer.run(scopes.create_scope, Scope("s:1", "", "", (), 1))
     rng = random.Random(17)
-    writer.remember("s:1", "alpha heron", "fact", None)
+    writer.run(memory.remember, "s:1", "alpha heron", "fact", None)
     assert texts(replaying, "alpha") == ["alpha heron"]  # builds its mirror before the batches
     for size in (3, 1, 5):
         entries = [(" ".join(rng.choice(WORDS) for _ in range(4)), "fact") for _ in range(size)]
-        citations = writer.remember_batch("s:1", entries, None)
-        assert [writer.get_memory_entry("s:1", c).text for c in citations] == [t for t, _ in entries]  # type: ignore[union-attr]
+        citations = writer.run(memory.remember_batch, "s:1", entries, None)
+        assert [writer.run(memory.get_memory_entry, "s:1", c).text for c in citations] == [
+            t for t, _ in entries
+        ]  # type: ignore[union-attr]
         for query in QUERIES:
             expected = reference_ranking(db, "s:1", query, 5)
             assert texts(replaying, query) == expected, query
@@ -291,12 +299,12 @@ def test_a_key_that_comes_back_after_an_erasure_is_a_new_document(tmp_path: Path
     document must index the new one under that key, with its own terms."""
     db = tmp_path / "db.sqlite3"
     writer, reader = SqlStore(SqliteBackend(str(db))), SqlStore(SqliteBackend(str(db)))
-    writer.create_scope(Scope("s:1", "", "", (), 1))
-    writer.remember("s:1", "alpha heron", "fact", None)
-    writer.remember("s:1", "heron heron heron gamma", "fact", None)
+    writer.run(scopes.create_scope, Scope("s:1", "", "", (), 1))
+    writer.run(memory.remember, "s:1", "alpha heron", "fact", None)
+    writer.run(memory.remember, "s:1", "heron heron heron gamma", "fact", None)
     assert texts(reader, "heron") == ["heron heron heron gamma", "alpha heron"]
-    writer.erase_memory_entry("s:1", "entry-2")
-    writer.remember("s:1", "delta heron", "fact", None)  # takes the erased version's key
+    writer.run(memory.erase_memory_entry, "s:1", "entry-2")
+    writer.run(memory.remember, "s:1", "delta heron", "fact", None)  # takes the erased version's key
     for store in (reader, writer):
         for query in ("heron", "delta", "gamma"):
             assert texts(store, query) == reference_ranking(db, "s:1", query, 5), query

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from powercontext_runtime.models import Scope
+from powercontext_runtime.store import memory, scopes
 from powercontext_runtime.store.backends import SqliteBackend
 from powercontext_runtime.store.sql_store import SqlStore
 
@@ -18,10 +19,12 @@ from powercontext_runtime.store.sql_store import SqlStore
 def test_writes_reach_the_database_file_while_the_store_is_open(tmp_path: Path) -> None:
     db = tmp_path / "db.sqlite3"
     store = SqlStore(SqliteBackend(str(db)))
-    store.create_scope(Scope("s:1", "", "", (), 1))
+    store.run(scopes.create_scope, Scope("s:1", "", "", (), 1))
     size_before = db.stat().st_size
     for i in range(300):
-        store.remember("s:1", f"entry {i} about the checkpoint thread and its pages", "fact", None)
+        store.run(
+            memory.remember, "s:1", f"entry {i} about the checkpoint thread and its pages", "fact", None
+        )
     deadline = time.monotonic() + 5
     while db.stat().st_size <= size_before and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -35,9 +38,11 @@ def test_writes_reach_the_database_file_while_the_store_is_open(tmp_path: Path) 
 def test_closing_stops_the_thread_and_a_reopened_store_reads_everything(tmp_path: Path) -> None:
     db = tmp_path / "db.sqlite3"
     store = SqlStore(SqliteBackend(str(db)))
-    store.create_scope(Scope("s:1", "", "", (), 1))
-    store.remember("s:1", "kept across a restart", "fact", None)
+    store.run(scopes.create_scope, Scope("s:1", "", "", (), 1))
+    store.run(memory.remember, "s:1", "kept across a restart", "fact", None)
     store.close()
     reopened = SqlStore(SqliteBackend(str(db)))
-    assert [e.text for _, e in reopened.list_memory_entries("s:1", 0, 10)] == ["kept across a restart"]
+    assert [e.text for _, e in reopened.run(memory.list_memory_entries, "s:1", 0, 10)] == [
+        "kept across a restart"
+    ]
     reopened.close()

@@ -14,6 +14,7 @@ import pytest
 from powercontext_runtime.models import ExperienceFields, MemoryCitation, Scope
 from powercontext_runtime.search import _limits, _log, document_terms, parse_query
 from powercontext_runtime.search._postings import pack_postings, unpack_postings
+from powercontext_runtime.store import memory, scopes
 from powercontext_runtime.store.backends import SqliteBackend
 from powercontext_runtime.store.migrations import statements as _statements
 from powercontext_runtime.store.sql_store import SqlStore
@@ -110,7 +111,7 @@ def test_the_index_always_equals_a_rebuild_from_the_heads(
         small_merges(monkeypatch, 9)
     db = tmp_path / "db.sqlite3"
     store = SqlStore(SqliteBackend(str(db)))
-    store.create_scope(Scope("s:1", "", "", (), 1))
+    store.run(scopes.create_scope, Scope("s:1", "", "", (), 1))
     rng = random.Random(7)
     words = ["alpha", "beta", "gamma", "记忆", "系统", "delta"]
     live: list[MemoryCitation] = []
@@ -144,9 +145,9 @@ def test_postings_rows_keep_their_documented_layout() -> None:
 
 def test_ranking_prefers_rarer_and_more_frequent_terms(tmp_path: Path) -> None:
     store = SqlStore(SqliteBackend(str(tmp_path / "db.sqlite3")))
-    store.create_scope(Scope("s:1", "", "", (), 1))
+    store.run(scopes.create_scope, Scope("s:1", "", "", (), 1))
     for text in ("common words here", "common rare words", "common common common", "nothing else"):
-        store.remember("s:1", text, "fact", None)
+        store.run(memory.remember, "s:1", text, "fact", None)
     hits = store.search_memory(["s:1"], parse_query("rare common"), 10)[0]
     assert [h.text for h in hits] == ["common rare words", "common common common", "common words here"]
     store.close()
@@ -191,14 +192,14 @@ def test_a_batch_writes_a_row_per_distinct_term_and_erasing_one_entry_rewrites_o
 ) -> None:
     db = tmp_path / "db.sqlite3"
     store = SqlStore(SqliteBackend(str(db)))
-    store.create_scope(Scope("s:1", "", "", (), 1))
+    store.run(scopes.create_scope, Scope("s:1", "", "", (), 1))
     texts = ["shared heron one", "shared heron two", "shared zanzibar three"]
-    citations = store.remember_batch("s:1", [(t, "fact") for t in texts], None)
+    citations = store.run(memory.remember_batch, "s:1", [(t, "fact") for t in texts], None)
     conn = sqlite3.connect(db)
     distinct = {term for text in texts for term in document_terms(text)}
     assert conn.execute("SELECT COUNT(*) FROM search_segments").fetchone()[0] == len(distinct)
 
-    store.erase_memory_entry("s:1", citations[2].entry_id)
+    store.run(memory.erase_memory_entry, "s:1", citations[2].entry_id)
     terms = {term for (term,) in conn.execute("SELECT term FROM search_segments")}
     assert terms == {term for text in texts[:2] for term in document_terms(text)}  # zanzibar, three gone
     assert index_postings(db) == head_postings(db)

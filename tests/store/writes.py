@@ -12,6 +12,7 @@ import pytest
 
 from powercontext_runtime.models import MemoryCitation
 from powercontext_runtime.search import _limits, _merge
+from powercontext_runtime.store import memory
 from powercontext_runtime.store.sql_store import SqlStore
 
 
@@ -23,20 +24,20 @@ def churn(
         action = rng.random()
         text = " ".join(rng.choice(words) for _ in range(rng.randint(1, 8)))
         if action < 0.4 or not live:
-            live.append(store.remember("s:1", text, "fact", None).citation)
+            live.append(store.run(memory.remember, "s:1", text, "fact", None).citation)
         elif action < 0.55:  # one index segment for several documents, later taken apart one by one
             texts = [
                 " ".join(rng.choice(words) for _ in range(rng.randint(1, 8)))
                 for _ in range(rng.randint(2, 6))
             ]
-            live.extend(store.remember_batch("s:1", [(t, "fact") for t in texts], None))
+            live.extend(store.run(memory.remember_batch, "s:1", [(t, "fact") for t in texts], None))
         elif action < 0.75:
             old = live.pop(rng.randrange(len(live)))
-            live.append(store.revise_memory_entry("s:1", old, text).citation)
+            live.append(store.run(memory.revise_memory_entry, "s:1", old, text).citation)
         elif action < 0.9:
-            store.retire_memory_entry("s:1", live.pop(rng.randrange(len(live))))
+            store.run(memory.retire_memory_entry, "s:1", live.pop(rng.randrange(len(live))))
         else:
-            store.erase_memory_entry("s:1", live.pop(rng.randrange(len(live))).entry_id)
+            store.run(memory.erase_memory_entry, "s:1", live.pop(rng.randrange(len(live))).entry_id)
         merge_some(store, rng.randint(0, 2))
 
 

@@ -10,18 +10,21 @@ from typing import Any
 from .. import search
 from ..models import (
     EXPERIENCE_FAMILY,
+    MEMORY_FAMILY,
     PROFILE_FAMILY,
     TOPIC_FAMILY,
     ArtifactRef,
+    ArtifactRevision,
     Experience,
     ExperienceFields,
     ProfileSnapshot,
     Proposal,
     Topic,
 )
-from . import scopes
+from . import memory, scopes
 from .clock import now
 from .conn import Conn
+from .op import reads
 
 SEARCHED_FAMILIES = frozenset({EXPERIENCE_FAMILY, TOPIC_FAMILY})
 
@@ -116,6 +119,15 @@ def commit_revision(conn: Conn, key: int, family: str, artifact_id: str, revisio
     search.index_document(conn, key, family, revision_key, search_text(current))
 
 
+@reads
+def get_artifact(conn: Conn, scope_id: str, ref: ArtifactRef) -> ArtifactRevision | None:
+    """The exact revision of any family, or None. `ScopeNotFound` for an unknown Scope."""
+    key = scopes.require_key(conn, scope_id)
+    if ref.family == MEMORY_FAMILY:
+        return memory.read_revision(conn, key, ref)
+    return read_revision(conn, key, ref.family, ref.artifact_id, ref.revision)
+
+
 def read_revision(
     conn: Conn, key: int, family: str, artifact_id: str, revision: int
 ) -> Experience | ProfileSnapshot | Topic | None:
@@ -149,6 +161,7 @@ def head_documents(
 # Profile ------------------------------------------------------------------------------------------
 
 
+@reads
 def latest_profiles(conn: Conn, scope_ids: Sequence[str]) -> list[ProfileSnapshot | None]:
     """Per Scope, its Profile's head revision; None for an unknown Scope or one without a Profile."""
     out: list[ProfileSnapshot | None] = []

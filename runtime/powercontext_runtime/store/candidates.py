@@ -10,6 +10,7 @@ from ..models import PROFILE_FAMILY, ArtifactRef, CandidateRecord, Proposal
 from . import artifacts, scopes
 from .clock import now
 from .conn import Conn
+from .op import reads, writes
 
 _COLUMNS = (
     "candidate_number, candidate_id, family, state, version, target_artifact_id, base_revision, payload,"
@@ -17,9 +18,11 @@ _COLUMNS = (
 )
 
 
+@writes
 def propose(
     conn: Conn, scope_id: str, family: str, target: str | None, proposal: Proposal
 ) -> CandidateRecord:
+    """A pending Candidate; `EntryNotFound` when `target` names no Experience."""
     key = scopes.require_key(conn, scope_id, lock=True)
     if target is not None:
         base = artifacts.head_revision(conn, key, family, target)
@@ -47,9 +50,11 @@ def propose(
     return found
 
 
+@writes
 def decide_candidate(
     conn: Conn, scope_id: str, candidate_id: str, expected_version: int, approve: bool
 ) -> CandidateRecord:
+    """Approve (commit the next revision) or reject. `RevisionConflict` when stale or decided."""
     key = scopes.require_key(conn, scope_id, lock=True)
     candidate = _load(conn, key, candidate_id)
     if candidate is None:
@@ -86,10 +91,12 @@ def decide_candidate(
     return decided
 
 
+@reads
 def get_candidate(conn: Conn, scope_id: str, candidate_id: str) -> CandidateRecord | None:
     return _load(conn, scopes.require_key(conn, scope_id), candidate_id)
 
 
+@reads
 def list_candidates(
     conn: Conn, scope_id: str, state: str | None, after_position: int, limit: int
 ) -> list[tuple[int, CandidateRecord]]:

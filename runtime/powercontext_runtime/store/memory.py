@@ -20,26 +20,55 @@ from ..models import (
 )
 from .clock import now
 from .conn import Conn
+from .op import erases, reads, writes, writes_after
 
 
+# Tokenising is most of a remember's Python work and needs no database: done before the write
+# lock, another worker's batch can be written meanwhile.
+def _tokenise_one(
+    scope_id: str, text: str, kind: str, expected_revision: int | None
+) -> search.TokenisedDocuments:
+    return search.tokenise_documents([text])
+
+
+def _tokenise_batch(
+    scope_id: str, entries: Sequence[tuple[str, str]], expected_revision: int | None
+) -> search.TokenisedDocuments:
+    return search.tokenise_documents([text for text, _ in entries])
+
+
+@writes_after(_tokenise_one)
 def remember(
     conn: Conn,
+    tokenised: search.TokenisedDocuments,
     scope_id: str,
     text: str,
     kind: str,
     expected_revision: int | None,
-    tokenised: search.TokenisedDocuments,
 ) -> MemoryEntry:
-    citation = remember_batch(conn, scope_id, [(text, kind)], expected_revision, tokenised)[0]
+    """Add an entry; commits the next Memory revision."""
+    citation = _add_entries(conn, tokenised, scope_id, [(text, kind)], expected_revision)[0]
     return MemoryEntry(citation, text, kind, "active")
 
 
+@writes_after(_tokenise_batch)
 def remember_batch(
     conn: Conn,
+    tokenised: search.TokenisedDocuments,
     scope_id: str,
     entries: Sequence[tuple[str, str]],
     expected_revision: int | None,
+) -> list[MemoryCitation]:
+    """Add (text, kind) entries in order in one transaction, one Memory revision each."""
+    return _add_entries(conn, tokenised, scope_id, entries, expected_revision)
+
+
+def _add_entries(
+    conn: Conn,
     tokenised: search.TokenisedDocuments,
+    scope_id: str,
+    entries: Sequence[tuple[str, str]],
+    expected_revision: int | None,
 ) -> list[MemoryCitation]:
     """Add `entries` (text, kind) in order, one Memory revision each, with a statement per table
     rather than per entry: a batch of 500 costs about as many round trips as one remember.
@@ -93,14 +122,10 @@ def remember_batch(
     return [MemoryCitation(rev, entry_id, f"{entry_id}-v1") for rev, _, entry_id, _, _ in added]
 
 
+@writes
 def revise_memory_entry(conn: Conn, scope_id: str, citation: MemoryCitation, text: str) -> MemoryEntry:
-    scope_key, revision, version_key, version_number, kind = _head_version(conn, scope_id, citation)
-    revision += 1
-    conn.execute(
-        "UPDATE memory_entry_versions SET removed_revision = ? WHERE version_key = ?",
-        (revision, version_key),
-    )
-    _unindex_version(conn, scope_key, version_key)
+    """New version of the cited entry; `RevisionConflict` unless the citation names its head version."""
+    scope_key, revision, _, version_number, kind = _remove_head(conn, scope_id, citation)
     version_id = _insert_version(conn, scope_key, citation.entry_id, version_number + 1, text, revision)
     conn.execute(
         "UPDATE memory_entries SET head_version = ? WHERE scope_key = ? AND entry_id = ?",
@@ -110,14 +135,10 @@ def revise_memory_entry(conn: Conn, scope_id: str, citation: MemoryCitation, tex
     return MemoryEntry(MemoryCitation(revision, citation.entry_id, version_id), text, kind, "active")
 
 
+@writes
 def retire_memory_entry(conn: Conn, scope_id: str, citation: MemoryCitation) -> MemoryEntry:
-    scope_key, revision, version_key, _, kind = _head_version(conn, scope_id, citation)
-    revision += 1
-    conn.execute(
-        "UPDATE memory_entry_versions SET removed_revision = ? WHERE version_key = ?",
-        (revision, version_key),
-    )
-    _unindex_version(conn, scope_key, version_key)
+    """Retire the cited entry; `RevisionConflict` unless the citation names its head version."""
+    scope_key, revision, version_key, _, kind = _remove_head(conn, scope_id, citation)
     conn.execute(
         "UPDATE memory_entries SET retired_revision = ? WHERE scope_key = ? AND entry_id = ?",
         (revision, scope_key, citation.entry_id),
@@ -131,9 +152,11 @@ def retire_memory_entry(conn: Conn, scope_id: str, citation: MemoryCitation) -> 
     )
 
 
+@erases
 def erase_memory_entry(conn: Conn, scope_id: str, entry_id: str) -> tuple[int, int]:
     """Delete every version of the entry and its index rows, keep only a tombstone of its id;
-    commits the next Memory revision. Returns (that revision, how many versions were erased)."""
+    commits the next Memory revision. Returns (that revision, how many versions were erased).
+    `EntryNotFound`, or `EntryErased` when it is already gone."""
     scope_key, revision = _scope_memory(conn, scope_id, lock=True)
     _refuse_erased(conn, scope_key, entry_id)
     versions = conn.execute(
@@ -166,7 +189,9 @@ def _refuse_erased(conn: Conn, scope_key: int, entry_id: str) -> None:
         raise EntryErased()
 
 
+@reads
 def get_memory_entry(conn: Conn, scope_id: str, citation: MemoryCitation) -> MemoryEntry | None:
+    """The exact entry version the citation names, or None when it names nothing that existed."""
     scope_key, head_revision = _scope_memory(conn, scope_id)
     row = conn.execute(
         "SELECT v.text, e.kind, v.added_revision, v.removed_revision, e.retired_revision"
@@ -185,9 +210,11 @@ def get_memory_entry(conn: Conn, scope_id: str, citation: MemoryCitation) -> Mem
     return MemoryEntry(citation, text, kind, "retired" if retired_by_then else "active")
 
 
+@reads
 def list_memory_entries(
     conn: Conn, scope_id: str, after_position: int, limit: int
 ) -> list[tuple[int, MemoryEntry]]:
+    """Active head entries in creation order with their list positions."""
     scope_key, revision = _scope_memory(conn, scope_id)
     rows = conn.execute(
         "SELECT e.entry_number, e.entry_id, v.entry_version_id, v.text, e.kind FROM memory_entries e"
@@ -283,6 +310,19 @@ def _head_version(conn: Conn, scope_id: str, citation: MemoryCitation) -> tuple[
         raise EntryNotFound()
     if removed is not None:
         raise RevisionConflict("The citation does not name the entry's current version.")
+    return scope_key, revision, version_key, version_number, kind
+
+
+def _remove_head(conn: Conn, scope_id: str, citation: MemoryCitation) -> tuple[int, int, int, int, str]:
+    """Take the cited head version out of the index as of the next Memory revision; the
+    `_head_version` fields, with that revision."""
+    scope_key, revision, version_key, version_number, kind = _head_version(conn, scope_id, citation)
+    revision += 1
+    conn.execute(
+        "UPDATE memory_entry_versions SET removed_revision = ? WHERE version_key = ?",
+        (revision, version_key),
+    )
+    _unindex_version(conn, scope_key, version_key)
     return scope_key, revision, version_key, version_number, kind
 
 

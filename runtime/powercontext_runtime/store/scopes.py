@@ -13,9 +13,12 @@ from ..errors import InvalidRequest, RevisionConflict, ScopeAlreadyExists, Scope
 from ..models import Scope
 from .clock import now
 from .conn import Conn
+from .op import erases, reads, writes
 
 
+@writes
 def create_scope(conn: Conn, scope: Scope) -> Scope:
+    """Insert a Scope at version 1. `ScopeAlreadyExists`; `InvalidRequest` for a missing reference."""
     if conn.execute("SELECT 1 FROM scopes WHERE scope_id = ? FOR UPDATE", (scope.scope_id,)).fetchone():
         raise ScopeAlreadyExists()
     ref_keys = _reference_keys(conn, scope.context_references)
@@ -26,10 +29,15 @@ def create_scope(conn: Conn, scope: Scope) -> Scope:
         (scope.scope_id, scope.title, scope.summary, stamp, stamp),
     )
     _write_references(conn, int(cur.lastrowid or 0), ref_keys)
-    return get_scope(conn, scope.scope_id) or scope
+    return _scope(conn, scope.scope_id) or scope
 
 
+@reads
 def get_scope(conn: Conn, scope_id: str) -> Scope | None:
+    return _scope(conn, scope_id)
+
+
+def _scope(conn: Conn, scope_id: str) -> Scope | None:
     row = conn.execute(
         "SELECT scope_key, title, summary, version FROM scopes WHERE scope_id = ?", (scope_id,)
     ).fetchone()
@@ -47,7 +55,9 @@ def get_scope(conn: Conn, scope_id: str) -> Scope | None:
     return Scope(scope_id, title, summary, refs, version)
 
 
+@reads
 def list_scopes(conn: Conn, after_scope_id: str | None, limit: int) -> list[Scope]:
+    """Scopes with ids greater than `after_scope_id`, ascending, at most `limit`."""
     ids = [
         row[0]
         for row in conn.execute(
@@ -55,9 +65,10 @@ def list_scopes(conn: Conn, after_scope_id: str | None, limit: int) -> list[Scop
             (after_scope_id or "", limit),
         )
     ]
-    return [s for s in (get_scope(conn, i) for i in ids) if s is not None]
+    return [s for s in (_scope(conn, i) for i in ids) if s is not None]
 
 
+@writes
 def update_scope(
     conn: Conn,
     scope_id: str,
@@ -66,6 +77,7 @@ def update_scope(
     summary: str | None,
     context_references: Sequence[str] | None,
 ) -> Scope:
+    """Apply the given fields and bump `version`. `ScopeNotFound`, `RevisionConflict`, `InvalidRequest`."""
     row = conn.execute(
         "SELECT scope_key, version FROM scopes WHERE scope_id = ? FOR UPDATE", (scope_id,)
     ).fetchone()
@@ -83,7 +95,7 @@ def update_scope(
         " version = version + 1, updated_at = ? WHERE scope_key = ?",
         (title, summary, now(), scope_key),
     )
-    updated = get_scope(conn, scope_id)
+    updated = _scope(conn, scope_id)
     assert updated is not None
     return updated
 
@@ -91,6 +103,7 @@ def update_scope(
 # Keys and counters, for the other families --------------------------------------------------------
 
 
+@erases
 def delete_scope(conn: Conn, scope_id: str) -> None:
     """Delete the Scope and every row of every family it holds; refused while referenced."""
     key = require_key(conn, scope_id, lock=True)

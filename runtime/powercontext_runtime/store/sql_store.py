@@ -7,9 +7,9 @@ time, and a stale `expected_*` or citation is a 409, never a lost or duplicated 
 
 This module holds connections, transactions and snapshots. The SQL of each operation lives in its
 family's module (`scopes`, `memory`, `candidates`, `topics`, `artifacts`) as a function of an open
-`Conn`, and a `SqlStore` method runs it in one transaction; `get_artifact` and the searches, which
-span families, are composed here: `search` ranks document keys inside the store's transaction and
-the store turns them into hits.
+`Conn`, marked with how it runs (`op.py`), and `SqlStore.run` runs it in one transaction; the
+searches, which span families, are composed here: `search` ranks document keys inside the store's
+transaction and the store turns them into hits.
 """
 
 from __future__ import annotations
@@ -23,18 +23,12 @@ from ..models import (
     EXPERIENCE_FAMILY,
     MEMORY_FAMILY,
     TOPIC_FAMILY,
-    ArtifactRef,
-    ArtifactRevision,
-    CandidateRecord,
     Experience,
     MemoryCitation,
-    MemoryEntry,
     MemoryHit,
     ProfileSnapshot,
-    Proposal,
     RankedExperience,
     RankedTopic,
-    Scope,
     Topic,
 )
 from ..search import (
@@ -46,21 +40,19 @@ from ..search import (
     query_terms,
     ranked_per_scope,
     ranked_reads,
-    tokenise_documents,
 )
 from . import (
     artifacts,
-    candidates,
     memory,
     migrations,
     scope_export,
     scope_transfer,
     scopes,
-    topics,
 )
 from .backends import Backend
 from .clock import now
 from .conn import Conn
+from .op import P, R, StoreOp
 
 
 class SqlStore:
@@ -183,112 +175,17 @@ class SqlStore:
         self._local = threading.local()
         self._backend.stop()
 
-    # Scopes -------------------------------------------------------------------------------------
-    def create_scope(self, scope: Scope) -> Scope:
-        with self._transaction(write=True) as conn:
-            return scopes.create_scope(conn, scope)
-
-    def get_scope(self, scope_id: str) -> Scope | None:
-        with self._transaction(write=False) as conn:
-            return scopes.get_scope(conn, scope_id)
-
-    def list_scopes(self, after_scope_id: str | None, limit: int) -> list[Scope]:
-        with self._transaction(write=False) as conn:
-            return scopes.list_scopes(conn, after_scope_id, limit)
-
-    def update_scope(
-        self,
-        scope_id: str,
-        expected_version: int,
-        title: str | None,
-        summary: str | None,
-        context_references: Sequence[str] | None,
-    ) -> Scope:
-        with self._transaction(write=True) as conn:
-            return scopes.update_scope(conn, scope_id, expected_version, title, summary, context_references)
-
-    def delete_scope(self, scope_id: str) -> None:
-        with self._transaction(write=True) as conn:
-            scopes.delete_scope(conn, scope_id)
-        self._purge()
-
-    # Memory -------------------------------------------------------------------------------------
-    def remember(self, scope_id: str, text: str, kind: str, expected_revision: int | None) -> MemoryEntry:
-        tokenised = tokenise_documents([text])  # before the write lock: see remember_batch
-        with self._transaction(write=True) as conn:
-            return memory.remember(conn, scope_id, text, kind, expected_revision, tokenised)
-
-    def remember_batch(
-        self, scope_id: str, entries: Sequence[tuple[str, str]], expected_revision: int | None
-    ) -> list[MemoryCitation]:
-        # Tokenising is most of a batch's Python work and needs no database: done before the write
-        # lock, another worker's batch can be written meanwhile.
-        tokenised = tokenise_documents([text for text, _ in entries])
-        with self._transaction(write=True) as conn:
-            return memory.remember_batch(conn, scope_id, entries, expected_revision, tokenised)
-
-    def erase_memory_entry(self, scope_id: str, entry_id: str) -> tuple[int, int]:
-        with self._transaction(write=True) as conn:
-            erased = memory.erase_memory_entry(conn, scope_id, entry_id)
-        self._purge()
-        return erased
-
-    def revise_memory_entry(self, scope_id: str, citation: MemoryCitation, text: str) -> MemoryEntry:
-        with self._transaction(write=True) as conn:
-            return memory.revise_memory_entry(conn, scope_id, citation, text)
-
-    def retire_memory_entry(self, scope_id: str, citation: MemoryCitation) -> MemoryEntry:
-        with self._transaction(write=True) as conn:
-            return memory.retire_memory_entry(conn, scope_id, citation)
-
-    def get_memory_entry(self, scope_id: str, citation: MemoryCitation) -> MemoryEntry | None:
-        with self._transaction(write=False) as conn:
-            return memory.get_memory_entry(conn, scope_id, citation)
-
-    def list_memory_entries(
-        self, scope_id: str, after_position: int, limit: int
-    ) -> list[tuple[int, MemoryEntry]]:
-        with self._transaction(write=False) as conn:
-            return memory.list_memory_entries(conn, scope_id, after_position, limit)
-
-    # Experience, Profile, Topic Memory and Candidates --------------------------------------------
-    def propose(
-        self, scope_id: str, family: str, target_artifact_id: str | None, proposal: Proposal
-    ) -> CandidateRecord:
-        with self._transaction(write=True) as conn:
-            return candidates.propose(conn, scope_id, family, target_artifact_id, proposal)
-
-    def decide_candidate(
-        self, scope_id: str, candidate_id: str, expected_version: int, approve: bool
-    ) -> CandidateRecord:
-        with self._transaction(write=True) as conn:
-            return candidates.decide_candidate(conn, scope_id, candidate_id, expected_version, approve)
-
-    def get_candidate(self, scope_id: str, candidate_id: str) -> CandidateRecord | None:
-        with self._transaction(write=False) as conn:
-            return candidates.get_candidate(conn, scope_id, candidate_id)
-
-    def list_candidates(
-        self, scope_id: str, state: str | None, after_position: int, limit: int
-    ) -> list[tuple[int, CandidateRecord]]:
-        with self._transaction(write=False) as conn:
-            return candidates.list_candidates(conn, scope_id, state, after_position, limit)
-
-    def put_topic(
-        self,
-        scope_id: str,
-        artifact_id: str | None,
-        title: str,
-        summary: str,
-        detail: str,
-        expected_revision: int | None,
-    ) -> Topic:
-        with self._transaction(write=True) as conn:
-            return topics.put_topic(conn, scope_id, artifact_id, title, summary, detail, expected_revision)
+    # Operations ---------------------------------------------------------------------------------
+    def run(self, op: StoreOp[P, R], /, *args: P.args, **kwargs: P.kwargs) -> R:
+        step = op.start(*args, **kwargs)  # before the transaction: see `op.writes_after`
+        with self._transaction(write=op.write) as conn:
+            result = step(conn)
+        if op.purge:
+            self._purge()
+        return result
 
     def latest_profiles(self, scope_ids: Sequence[str]) -> list[ProfileSnapshot | None]:
-        with self._transaction(write=False) as conn:
-            return artifacts.latest_profiles(conn, scope_ids)
+        return self.run(artifacts.latest_profiles, scope_ids)
 
     # Moving a Scope -----------------------------------------------------------------------------
     # Each on a connection of its own: the export's snapshot outlives the call that opened it, and
@@ -310,14 +207,6 @@ class SqlStore:
             raise RetrievalUnavailable() from exc
         self._merger.nudge()  # the import's pages wait in the index log: merge them off this request
         return report.rows, report.indexed
-
-    # Exact reads --------------------------------------------------------------------------------
-    def get_artifact(self, scope_id: str, ref: ArtifactRef) -> ArtifactRevision | None:
-        with self._transaction(write=False) as conn:
-            key = scopes.require_key(conn, scope_id)
-            if ref.family != MEMORY_FAMILY:
-                return artifacts.read_revision(conn, key, ref.family, ref.artifact_id, ref.revision)
-            return memory.read_revision(conn, key, ref)
 
     # Search -------------------------------------------------------------------------------------
     def search_memory(

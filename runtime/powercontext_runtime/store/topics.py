@@ -7,8 +7,10 @@ from ..errors import RevisionConflict
 from ..models import TOPIC_FAMILY, ArtifactRef, Topic
 from . import artifacts, scopes
 from .conn import Conn
+from .op import writes
 
 
+@writes
 def put_topic(
     conn: Conn,
     scope_id: str,
@@ -18,6 +20,7 @@ def put_topic(
     detail: str,
     expected_revision: int | None,
 ) -> Topic:
+    """Create (`artifact_id` None or new) or revise a topic; commits its next revision."""
     key = scopes.require_key(conn, scope_id, lock=True)
     if artifact_id is None:
         artifact_id = artifacts.fresh_artifact_id(conn, key, TOPIC_FAMILY, "topic")
