@@ -29,6 +29,7 @@ from typing import Any
 
 import yaml
 
+from devtools.api_generate_client import client_module
 from devtools.api_generate_ts import TS_FILES, TS_GENERATED, generate_ts
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -158,122 +159,78 @@ def response_models(operation: Mapping[str, Any], spec: Mapping[str, Any]) -> di
     return found
 
 
+TABLE_PREAMBLE = [
+    '"""The operation table: what each operationId of the contract is on the wire.',
+    "",
+    "Server and client both route by it; the Runtime reads the access each operation declares.",
+    '"""',
+    "",
+    "from __future__ import annotations",
+    "",
+    "from collections.abc import Mapping",
+    "from dataclasses import dataclass, field",
+    "from typing import Generic, Literal, TypeVar",
+    "",
+    "from pydantic import BaseModel",
+    "",
+    "from . import models",
+    "",
+    'ResponseT = TypeVar("ResponseT", bound=BaseModel)',
+    "",
+]
+
+TABLE_CLASSES = [
+    "",
+    "",
+    "@dataclass(frozen=True, slots=True)",
+    "class Parameter:",
+    '    """A path or query parameter; `integer` ones are parsed from their text before validation."""',
+    "",
+    "    name: str",
+    '    location: Literal["path", "query"]',
+    "    required: bool",
+    "    integer: bool",
+    "",
+    "",
+    "@dataclass(frozen=True, slots=True)",
+    "class Operation(Generic[ResponseT]):",
+    '    """One operation. `parameters_model` validates the path and query parameters together,',
+    "    `body_model` the JSON body; `response_model` is the success answer, sent as `status`. A",
+    "    body or answer of `application/x-ndjson` is a stream of JSON lines instead, with no model",
+    '    here (`body_model` None, `response_model` BaseModel): the contract describes its lines."""',
+    "",
+    "    operation_id: str",
+    "    method: str",
+    "    path: str",
+    "    access: str",
+    "    status: int",
+    "    response_model: type[ResponseT]",
+    "    parameters: tuple[Parameter, ...] = ()",
+    "    parameters_model: type[BaseModel] | None = None",
+    "    body_model: type[BaseModel] | None = None",
+    "    body_required: bool = False",
+    "    responses: Mapping[int, type[BaseModel]] = field(default_factory=dict)",
+    '    summary: str = ""',
+    f"    body_media_type: str = {JSON_MEDIA_TYPE!r}",
+    f"    response_media_type: str = {JSON_MEDIA_TYPE!r}",
+    "",
+    "",
+]
+
+
 def operations_module(spec: Mapping[str, Any]) -> str:
-    lines = [
-        HEADER,
-        '"""The operation table: what each operationId of the contract is on the wire.',
-        "",
-        "Server and client both route by it; the Runtime reads the access each operation declares.",
-        '"""',
-        "",
-        "from __future__ import annotations",
-        "",
-        "from collections.abc import Mapping",
-        "from dataclasses import dataclass, field",
-        "from typing import Generic, Literal, TypeVar",
-        "",
-        "from pydantic import BaseModel",
-        "",
-        "from . import models",
-        "",
-        'ResponseT = TypeVar("ResponseT", bound=BaseModel)',
-        "",
-        f"API_VERSION = {str(spec['info']['version'])!r}",
-        '"""`info.version` of the contract."""',
-        "",
-        f"HOST_DEFAULT_ASSEMBLY = {_literal(host_default_assembly(spec))}",
-        '"""The `assembly` (JSON text) a host sends when its user sets none."""',
-        "",
-        "",
-        "@dataclass(frozen=True, slots=True)",
-        "class Parameter:",
-        '    """A path or query parameter; `integer` ones are parsed from their text before validation."""',
-        "",
-        "    name: str",
-        '    location: Literal["path", "query"]',
-        "    required: bool",
-        "    integer: bool",
-        "",
-        "",
-        "@dataclass(frozen=True, slots=True)",
-        "class Operation(Generic[ResponseT]):",
-        '    """One operation. `parameters_model` validates the path and query parameters together,',
-        "    `body_model` the JSON body; `response_model` is the success answer, sent as `status`. A",
-        "    body or answer of `application/x-ndjson` is a stream of JSON lines instead, with no model",
-        '    here (`body_model` None, `response_model` BaseModel): the contract describes its lines."""',
-        "",
-        "    operation_id: str",
-        "    method: str",
-        "    path: str",
-        "    access: str",
-        "    status: int",
-        "    response_model: type[ResponseT]",
-        "    parameters: tuple[Parameter, ...] = ()",
-        "    parameters_model: type[BaseModel] | None = None",
-        "    body_model: type[BaseModel] | None = None",
-        "    body_required: bool = False",
-        "    responses: Mapping[int, type[BaseModel]] = field(default_factory=dict)",
-        '    summary: str = ""',
-        f"    body_media_type: str = {JSON_MEDIA_TYPE!r}",
-        f"    response_media_type: str = {JSON_MEDIA_TYPE!r}",
-        "",
-        "",
-    ]
+    lines = [HEADER, *TABLE_PREAMBLE]
+    lines += [f"API_VERSION = {str(spec['info']['version'])!r}", '"""`info.version` of the contract."""', ""]
+    lines.append(f"HOST_DEFAULT_ASSEMBLY = {_literal(host_default_assembly(spec))}")
+    lines.append('"""The `assembly` (JSON text) a host sends when its user sets none."""')
+    lines += TABLE_CLASSES
     names: list[str] = []
     for path, method, operation, parameters in operations(spec):
-        op_id = operation["operationId"]
-        access = operation.get(ACCESS_KEY)
-        if access is None:
-            raise SystemExit(f"{op_id} declares no {ACCESS_KEY}")
-        responses = response_models(operation, spec)
-        successes = [s for s in responses if 200 <= s < 300]
-        if not successes:
-            raise SystemExit(f"{op_id}: the success response must have a JSON or JSON Lines schema")
-        success = min(successes)
-        body = operation.get("requestBody")
-        constant = op_id.upper()
+        constant = operation["operationId"].upper()
         if keyword.iskeyword(constant):
-            raise SystemExit(f"operationId {op_id} cannot be a Python name")
+            raise SystemExit(f"operationId {operation['operationId']} cannot be a Python name")
         names.append(constant)
-        # A streamed answer has no one model: its lines are described by the contract's schema.
-        answer, answer_media = responses[success]
-        response_model = f"models.{answer}" if answer_media == JSON_MEDIA_TYPE else "BaseModel"
-        lines.append(f"{constant}: Operation[{response_model}] = Operation(")
-        lines.append(f"    operation_id={op_id!r},")
-        lines.append(f"    method={method.upper()!r},")
-        lines.append(f"    path={path!r},")
-        lines.append(f"    access={access!r},")
-        lines.append(f"    status={success},")
-        lines.append(f"    response_model={response_model},")
-        if parameters:
-            lines.append("    parameters=(")
-            for parameter in parameters:
-                schema = parameter.get("schema", {})
-                if "$ref" in schema:
-                    schema = spec["components"]["schemas"][schema_name(schema)]
-                lines.append(
-                    f"        Parameter({parameter['name']!r}, {parameter['in']!r}, "
-                    f"{bool(parameter.get('required'))!r}, {schema.get('type') == 'integer'!r}),"
-                )
-            lines.append("    ),")
-            lines.append(f"    parameters_model=models.{class_name(op_id)}Parameters,")
-        body_media = None if body is None else media(body["content"])
-        if body_media is not None:
-            if body_media[0] == JSON_MEDIA_TYPE:  # a streamed body reaches the Runtime as lines
-                lines.append(f"    body_model=models.{schema_name(body_media[1]['schema'])},")
-            lines.append(f"    body_required={bool(body.get('required'))!r},")
-        lines.append("    responses={")
-        for status, (model, media_type) in sorted(responses.items()):
-            if media_type == JSON_MEDIA_TYPE:
-                lines.append(f"        {status}: models.{model},")
-        lines.append("    },")
-        lines.append(f"    summary={operation.get('summary', '')!r},")
-        if body_media is not None and body_media[0] != JSON_MEDIA_TYPE:
-            lines.append(f"    body_media_type={body_media[0]!r},")
-        if answer_media != JSON_MEDIA_TYPE:
-            lines.append(f"    response_media_type={answer_media!r},")
-        lines.append(")")
-        lines.append("")
+        lines += operation_entry(spec, path, method, operation, parameters)
     lines.append("OPERATIONS: tuple[Operation[BaseModel], ...] = (")
     lines.extend(f"    {name}," for name in names)
     lines.append(")")
@@ -282,6 +239,61 @@ def operations_module(spec: Mapping[str, Any]) -> str:
     lines.append("BY_ID: Mapping[str, Operation[BaseModel]] = {op.operation_id: op for op in OPERATIONS}")
     lines.append("")
     return "\n".join(lines)
+
+
+def success_model(operation: Mapping[str, Any], spec: Mapping[str, Any]) -> tuple[int, str, str]:
+    """(status, Python type, media type) of the success answer; a stream has no one model."""
+    op_id = operation["operationId"]
+    responses = response_models(operation, spec)
+    successes = [s for s in responses if 200 <= s < 300]
+    if not successes:
+        raise SystemExit(f"{op_id}: the success response must have a JSON or JSON Lines schema")
+    answer, answer_media = responses[min(successes)]
+    return (
+        min(successes),
+        f"models.{answer}" if answer_media == JSON_MEDIA_TYPE else "BaseModel",
+        answer_media,
+    )
+
+
+def operation_entry(
+    spec: Mapping[str, Any], path: str, method: str, operation: Mapping[str, Any], parameters: list[Any]
+) -> list[str]:
+    """One `Operation(...)` of the table."""
+    op_id = operation["operationId"]
+    access = operation.get(ACCESS_KEY)
+    if access is None:
+        raise SystemExit(f"{op_id} declares no {ACCESS_KEY}")
+    success, response_model, answer_media = success_model(operation, spec)
+    lines = [f"{op_id.upper()}: Operation[{response_model}] = Operation("]
+    lines += [f"    operation_id={op_id!r},", f"    method={method.upper()!r},", f"    path={path!r},"]
+    lines += [f"    access={access!r},", f"    status={success},", f"    response_model={response_model},"]
+    if parameters:
+        lines.append("    parameters=(")
+        for parameter in parameters:
+            integer = resolved(spec, parameter.get("schema", {})).get("type") == "integer"
+            lines.append(
+                f"        Parameter({parameter['name']!r}, {parameter['in']!r}, "
+                f"{bool(parameter.get('required'))!r}, {integer!r}),"
+            )
+        lines.append("    ),")
+        lines.append(f"    parameters_model=models.{class_name(op_id)}Parameters,")
+    body = operation.get("requestBody")
+    body_media = None if body is None else media(body["content"])
+    if body_media is not None:
+        if body_media[0] == JSON_MEDIA_TYPE:  # a streamed body reaches the Runtime as lines
+            lines.append(f"    body_model=models.{schema_name(body_media[1]['schema'])},")
+        lines.append(f"    body_required={bool(body.get('required'))!r},")
+    lines.append("    responses={")
+    for status, (model, media_type) in sorted(response_models(operation, spec).items()):
+        if media_type == JSON_MEDIA_TYPE:
+            lines.append(f"        {status}: models.{model},")
+    lines += ["    },", f"    summary={operation.get('summary', '')!r},"]
+    if body_media is not None and body_media[0] != JSON_MEDIA_TYPE:
+        lines.append(f"    body_media_type={body_media[0]!r},")
+    if answer_media != JSON_MEDIA_TYPE:
+        lines.append(f"    response_media_type={answer_media!r},")
+    return [*lines, ")", ""]
 
 
 def _schema(spec: Mapping[str, Any], name: str) -> Mapping[str, Any]:
@@ -349,6 +361,16 @@ def generate(out: Path, host_contract: Path = HOST_CONTRACT, ts_out: Path = TS_G
     generate_models(out, spec)
     (out / "checks.py").write_text(HEADER + CHECKS, encoding="utf-8")
     (out / "operations.py").write_text(operations_module(spec), encoding="utf-8")
+    (out / "client.py").write_text(
+        HEADER
+        + client_module(
+            spec,
+            operations(spec),
+            lambda schema: resolved(spec, schema),
+            lambda operation: success_model(operation, spec)[1],
+        ),
+        encoding="utf-8",
+    )
     rows = [
         (op["operationId"], method.upper(), path, op[ACCESS_KEY]) for path, method, op, _ in operations(spec)
     ]

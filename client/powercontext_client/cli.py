@@ -23,6 +23,7 @@ from typing import IO, Any
 
 from pydantic import BaseModel, ValidationError
 
+from powercontext_api.client import UNSET, Unset
 from powercontext_api.models import GetScopeParameters, PrepareContextRequest, RememberBatchResult
 from powercontext_api.operations import HOST_DEFAULT_ASSEMBLY
 
@@ -35,7 +36,6 @@ from ._errors import (
 )
 from ._messages import http_message, transport_message, validation_summary
 from ._receipt import receipt_table
-from ._serialize import UNSET, _Unset
 from ._transfer_cli import TRANSFER_COMMANDS, over_api
 from ._transfer_cli import main as transfer_main
 from ._validate import validate_prepared_context
@@ -833,7 +833,7 @@ def _prepare(pc: PowerContextClient, args: argparse.Namespace) -> None:
         _write_exact(context.content)
 
 
-def _assembly_arg(args: argparse.Namespace) -> dict[str, Any] | _Unset | None:
+def _assembly_arg(args: argparse.Namespace) -> dict[str, Any] | Unset | None:
     if args.assembly is not None:
         if args.family or args.show:
             raise UsageError("--assembly cannot be combined with --family or --show")
