@@ -20,7 +20,9 @@ class Method:
     """How one operation is a method. `positional` are the arguments before `*`, in order; the
     others are keyword-only, in `keywords` order when given, else required first, then in the
     request's order. `types` and `defaults` are Python source; `extra` are arguments that are not
-    request fields ("name: type = default"). `command` is the CLI command ("" for none)."""
+    request fields ("name: type = default"). `command` is the CLI command ("" for none, or one of
+    the CLI's own, `_cli_custom`); `confirm` makes it ask for `--yes` (the reason, when it is left
+    out), `clear` adds `--no-X` to send an empty list for that argument."""
 
     name: str | None = None
     positional: tuple[str, ...] = ("scope_id",)
@@ -31,6 +33,21 @@ class Method:
     note: str = ""
     command: str | None = None
     generated: bool = True
+    confirm: str = ""
+    clear: str = ""
+
+
+@dataclass(frozen=True)
+class Argument:
+    """How a command line gives an argument, where not as `NAME` or `--name VALUE`: `flags` instead
+    of `--name`, `stdin` when `-` reads it from standard input, `json` when it is a JSON object (or
+    an answer holding one under the argument's name), `split` when it is these positionals, which
+    make the object with the family its model fixes."""
+
+    flags: tuple[str, ...] = ()
+    stdin: bool = False
+    json: bool = False
+    split: tuple[str, ...] = ()
 
 
 ALIASES: Mapping[str, tuple[str, str]] = {
@@ -74,14 +91,16 @@ _SEARCH = Method(positional=("scope_id", "query"))
 _CITED = Method(positional=("scope_id", "citation"), types={"citation": "CitationArg"})
 
 METHODS: Mapping[str, Method] = {
-    "health_live": Method(positional=()),
-    "health_ready": Method(positional=()),
+    "health_live": Method(positional=(), command="health"),
+    "health_ready": Method(positional=(), command=""),
     "get_capabilities": Method(name="capabilities", positional=()),
     "list_scopes": Method(positional=("limit", "cursor")),
     "create_scope": Method(
         extra=("exist_ok: bool = False",),
         note="With `exist_ok`, a taken `scope_id` returns the existing Scope as it is.",
     ),
+    "update_scope": Method(clear="context_references"),
+    "delete_scope": Method(confirm="delete-scope erases the Scope for good"),
     "export_scope": Method(generated=False),
     "import_scope": Method(generated=False),
     "remember": Method(positional=("scope_id", "text")),
@@ -91,6 +110,7 @@ METHODS: Mapping[str, Method] = {
         types={"entries": "Sequence[BatchEntryArg]"},
         extra=("kind: str | None = None",),
         note="`kind` applies to the entries given as plain text.",
+        command="remember-batch",
     ),
     "revise_memory_entry": Method(
         positional=("scope_id", "citation", "text"), types={"citation": "CitationArg"}
@@ -123,6 +143,18 @@ METHODS: Mapping[str, Method] = {
     "get_topic": Method(positional=("scope_id", "artifact"), types={"artifact": "TopicRefArg"}),
 }
 """Per operationId; an operation not listed is a method with `scope_id` positional."""
+
+ARGUMENTS: Mapping[str, Argument] = {
+    "text": Argument(stdin=True),
+    "content": Argument(stdin=True),
+    "citation": Argument(stdin=True, json=True),
+    "artifact": Argument(split=("artifact_id", "revision")),
+    "context_references": Argument(flags=("--reference", "--ref")),
+}
+"""Per argument name, in every command that has it."""
+
+CUSTOM_COMMANDS = ("health", "remember-batch", "prepare")
+"""Commands the CLI writes itself (`_cli_custom`): they do more than send one request."""
 
 
 def method(operation_id: str) -> Method:
