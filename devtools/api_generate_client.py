@@ -113,14 +113,8 @@ def _class(kind: str, methods: list[tuple[str, list[str], str, str, str, str]]) 
         '        """Send `operation` with the arguments a method was given (`None`: not sent)."""',
         "        raise NotImplementedError",
         "",
-        f"    {define} _call_exact(",
-        "        self,",
-        "        operation: Operation[ResponseT],",
-        "        body: BaseModel | Mapping[str, Any] | None,",
-        "        path: Mapping[str, str | int] | None,",
-        "        query: Mapping[str, str | int] | None,",
-        "    ) -> ResponseT:",
-        '        """Send `operation` with this body and these parameters, as `call` is given them."""',
+        f"    {define} _call_exact(self, operation: Operation[ResponseT], given: Mapping[str, Any]) -> ResponseT:",
+        '        """Send `operation` with the `body`, `path` and `query` that `call` was given."""',
         "        raise NotImplementedError",
         "",
         f"    {define} call(",
@@ -132,7 +126,7 @@ def _class(kind: str, methods: list[tuple[str, list[str], str, str, str, str]]) 
         "        query: Mapping[str, str | int] | None = None,",
         "    ) -> ResponseT:",
         *_docstring(CALL_DOC),
-        f"        return {wait}self._call_exact(operation, body, path, query)",
+        f'        return {wait}self._call_exact(operation, {{"body": body, "path": path, "query": query}})',
     ]
     for name, params, returns, doc, constant, arguments in methods:
         lines += ["", f"    {define} {name}(", "        self,", *(f"        {p}," for p in params)]

@@ -8,7 +8,6 @@ from types import TracebackType
 from typing import Any
 
 import httpx
-from pydantic import BaseModel
 
 from powercontext_api.client import AsyncMethods
 from powercontext_api.models import ScopeImport
@@ -16,54 +15,25 @@ from powercontext_api.operations import Operation
 
 from . import _operations as ops
 from . import _transfer as transfer
+from ._connection import Connection
 from ._exchange import Outcome, Plan, Step
 from ._operations import ModelT
-from ._retry import DEFAULT_BACKOFF, DEFAULT_MAX_DELAY, DEFAULT_RETRIES, RetryPolicy
 from ._transfer import Sink, Source
 
 
-class AsyncPowerContextClient(AsyncMethods):
-    """An asynchronous PowerContext API client.
+class AsyncPowerContextClient(AsyncMethods, Connection[httpx.AsyncClient, httpx.AsyncBaseTransport]):
+    """An asynchronous PowerContext API client: `PowerContextClient`'s constructor, methods,
+    retries and errors, with coroutine methods over `httpx.AsyncClient`; it sends the same bytes.
 
     ```python
     async with AsyncPowerContextClient("http://127.0.0.1:8000", token="...") as pc:
         await pc.create_scope("project:demo", title="Demo")
-        await pc.remember("project:demo", "Run make contract-test after changing the API.")
         prepared = await pc.prepare_context("project:demo", "how do I validate an API change?")
     ```
-
-    Every method returns the generated response model of its operation. Arguments set to `None`
-    (the default) are left out of the request, so the server applies its own defaults. Arguments
-    are validated against the generated request models before anything is sent
-    (`InvalidArgumentError`). Failures raise subclasses of `PowerContextError`.
-
-    Reads (prepare included), `update_scope`, `delete_scope` and `create_scope(exist_ok=True)` are
-    sent again after a failed connection or a 503, up to `retries` times, waiting `backoff` seconds
-    and then twice as long each time, or what the 503's `Retry-After` says, at most
-    `max_retry_delay`. Other writes are sent once. `retries=0` turns retrying off.
-
-    It has the methods of `PowerContextClient`, as coroutines, and sends the same bytes.
     """
 
-    def __init__(
-        self,
-        base_url: str,
-        token: str | None = None,
-        *,
-        timeout: float = 10.0,
-        transport: httpx.AsyncBaseTransport | None = None,
-        retries: int = DEFAULT_RETRIES,
-        backoff: float = DEFAULT_BACKOFF,
-        max_retry_delay: float = DEFAULT_MAX_DELAY,
-    ) -> None:
-        self._retry = RetryPolicy(retries, backoff, max_retry_delay)
-        self._http = httpx.AsyncClient(
-            base_url=base_url,
-            headers=ops.client_headers(token),
-            timeout=httpx.Timeout(timeout),
-            transport=transport,
-            follow_redirects=False,
-        )
+    def _open(self, **options: Any) -> httpx.AsyncClient:
+        return httpx.AsyncClient(**options)
 
     # Lifecycle ----------------------------------------------------------------------------------
     async def aclose(self) -> None:
@@ -80,10 +50,6 @@ class AsyncPowerContextClient(AsyncMethods):
         traceback: TracebackType | None,
     ) -> None:
         await self.aclose()
-
-    def __repr__(self) -> str:
-        # Never show the token.
-        return f"AsyncPowerContextClient(base_url={str(self._http.base_url)!r})"
 
     # Moving a Scope -----------------------------------------------------------------------------
     async def export_scope(self, scope_id: str, out: Sink) -> int:
@@ -125,15 +91,8 @@ class AsyncPowerContextClient(AsyncMethods):
     async def _call(self, operation: Operation[ModelT], arguments: Mapping[str, Any]) -> ModelT:
         return await self._send(ops.request(operation, arguments))
 
-    async def _call_exact(
-        self,
-        operation: Operation[ModelT],
-        body: BaseModel | Mapping[str, Any] | None,
-        path: Mapping[str, str | int] | None,
-        query: Mapping[str, str | int] | None,
-    ) -> ModelT:
-        call = ops.any_operation(operation, body, path, query)
-        return await self._send(call)
+    async def _call_exact(self, operation: Operation[ModelT], given: Mapping[str, Any]) -> ModelT:
+        return await self._send(ops.any_operation(operation, **given))
 
     async def _send(self, call: ops.Call[ModelT]) -> ModelT:
         plan = Plan(call, self._retry)

@@ -57,10 +57,12 @@ def _add(commands: Any, shared: argparse.ArgumentParser, operation: Operation[Ba
     parameters = _parameters(operation, name)
     summary = operation.summary.replace("%", "%%")  # argparse formats help with %
     sub = commands.add_parser(name.replace("_", "-"), help=summary, description=summary, parents=[shared])
+    # `--no-X` sends X empty: it and `--X` exclude each other.
+    group = sub.add_mutually_exclusive_group() if table.clear else sub
     for parameter in parameters:
-        _add_argument(sub, parameter, table.note)
+        _add_argument(group if parameter.name == table.clear else sub, parameter, table.note)
     if table.clear:
-        sub.add_argument(
+        group.add_argument(
             f"--no-{table.clear.split('_')[-1]}",
             action="store_true",
             dest=f"no_{table.clear}",
@@ -95,7 +97,8 @@ def _resolve(document: Mapping[str, Any], schema: Mapping[str, Any]) -> Mapping[
     return {**document["$defs"][ref.rsplit("/", 1)[-1]], **{k: v for k, v in schema.items() if k != "$ref"}}
 
 
-def _add_argument(sub: argparse.ArgumentParser, parameter: Parameter, note: str) -> None:
+def _add_argument(sub: Any, parameter: Parameter, note: str) -> None:
+    """`parameter` on `sub`, a parser or a group of one."""
     schema, given = parameter.schema, parameter.given
     if given.split:
         for part in given.split:

@@ -14,7 +14,7 @@ from typing import IO, Any
 from pydantic import BaseModel
 
 from powercontext_api.client import UNSET, FamilyArg, Unset
-from powercontext_api.models import PrepareContextRequest, RememberBatchRequest, RememberBatchResult
+from powercontext_api.models import Assembly, PrepareContextRequest, RememberBatchRequest, RememberBatchResult
 
 from ._cli_output import UsageError, fail, print_result, write_exact
 from ._client import PowerContextClient
@@ -24,8 +24,10 @@ from ._validate import validate_prepared_context
 
 FAMILIES: tuple[str, ...] = typing.get_args(FamilyArg)
 MAX_BATCH = RememberBatchRequest.model_json_schema()["properties"]["entries"]["maxItems"]
+MAX_BYTES = PrepareContextRequest.model_json_schema()["properties"]["max_bytes"]
 # The largest `max_bytes` the contract allows: the cap a prepare answer is checked against by default.
-CONTRACT_MAX_BYTES = PrepareContextRequest.model_json_schema()["properties"]["max_bytes"]["maximum"]
+CONTRACT_MAX_BYTES = MAX_BYTES["maximum"]
+SHOW_FIELDS = Assembly.model_json_schema()["properties"]["show"]["items"]["enum"]
 
 
 def add_custom_commands(commands: Any, shared: argparse.ArgumentParser) -> None:
@@ -43,8 +45,7 @@ def add_custom_commands(commands: Any, shared: argparse.ArgumentParser) -> None:
         "request is one transaction: an invalid entry stores nothing of its batch, and the error "
         'says how many entries earlier batches stored. Prints {"citations": [...]} for all.',
     )
-    sub.add_argument("scope_id", metavar="SCOPE_ID", help="The Scope, such as project:demo.")
-    sub.add_argument("file", metavar="FILE", help="JSON Lines of entries; - reads standard input.")
+    _positionals(sub, file="JSON Lines of entries; - reads standard input.")
     sub.add_argument("--kind", help="The kind of entries given as plain strings (server default fact).")
     sub.add_argument(
         "--batch-size",
@@ -67,13 +68,13 @@ def _add_prepare(command: Any) -> None:
         "format. The answer is checked (four keys, schema, status/content, UTF-8 length, "
         "--max-bytes) before anything is printed.",
     )
-    sub.add_argument("scope_id", metavar="SCOPE_ID", help="The Scope, such as project:demo.")
-    sub.add_argument("query", metavar="QUERY", help="What the next turn is about.")
+    _positionals(sub, query="What the next turn is about.")
     sub.add_argument(
         "--max-bytes",
         type=int,
         metavar="N",
-        help=f"Upper bound on the UTF-8 length of the content, 512 to {CONTRACT_MAX_BYTES} (server default 8000).",
+        help=f"Upper bound on the UTF-8 length of the content, {MAX_BYTES['minimum']} to "
+        f"{CONTRACT_MAX_BYTES} (server default {MAX_BYTES['default']}).",
     )
     sub.add_argument(
         "--assembly",
@@ -92,7 +93,7 @@ def _add_prepare(command: Any) -> None:
     sub.add_argument(
         "--show",
         action="append",
-        choices=("confidence", "recall_rank"),
+        choices=SHOW_FIELDS,
         help="An optional metadata line in each item of the standard text; repeat for both.",
     )
     sub.add_argument(
@@ -102,6 +103,12 @@ def _add_prepare(command: Any) -> None:
         "the text includes it and, if not, why (with --json, the whole explanation).",
     )
     sub.set_defaults(run=_prepare)
+
+
+def _positionals(sub: argparse.ArgumentParser, **helps: str) -> None:
+    """`SCOPE_ID`, then one positional argument per keyword, named by it, with its help."""
+    for name, help in {"scope_id": "The Scope, such as project:demo.", **helps}.items():
+        sub.add_argument(name, metavar=name.upper(), help=help)
 
 
 def _family_section(value: str) -> dict[str, Any]:

@@ -105,15 +105,8 @@ def run_mcp(args: argparse.Namespace) -> int:
         per_client=min(args.http_client_sessions, args.http_max_sessions),
         idle_timeout_s=args.http_idle_minutes * 60,
     )
-    settings = _mcp_server.McpSettings(
-        url=args.url,
-        token=args.token,
-        timeout=args.timeout,
-        scope=args.scope,
-        assembly=args.assembly,
-        http=args.http,
-        sessions=sessions,
-    )
+    given = {name: getattr(args, name) for name in ("url", "token", "timeout", "scope", "assembly", "http")}
+    settings = _mcp_server.McpSettings(**given, sessions=sessions)
     return _mcp_server.run(settings)
 
 

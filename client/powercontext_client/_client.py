@@ -8,7 +8,6 @@ from types import TracebackType
 from typing import Any
 
 import httpx
-from pydantic import BaseModel
 
 from powercontext_api.client import SyncMethods
 from powercontext_api.models import ScopeImport
@@ -16,13 +15,13 @@ from powercontext_api.operations import Operation
 
 from . import _operations as ops
 from . import _transfer as transfer
+from ._connection import Connection
 from ._exchange import Outcome, Plan, Step
 from ._operations import ModelT
-from ._retry import DEFAULT_BACKOFF, DEFAULT_MAX_DELAY, DEFAULT_RETRIES, RetryPolicy
 from ._transfer import Sink, Source
 
 
-class PowerContextClient(SyncMethods):
+class PowerContextClient(SyncMethods, Connection[httpx.Client, httpx.BaseTransport]):
     """A synchronous PowerContext API client.
 
     ```python
@@ -44,25 +43,8 @@ class PowerContextClient(SyncMethods):
     `AsyncPowerContextClient` has the same methods as coroutines and sends the same bytes.
     """
 
-    def __init__(
-        self,
-        base_url: str,
-        token: str | None = None,
-        *,
-        timeout: float = 10.0,
-        transport: httpx.BaseTransport | None = None,
-        retries: int = DEFAULT_RETRIES,
-        backoff: float = DEFAULT_BACKOFF,
-        max_retry_delay: float = DEFAULT_MAX_DELAY,
-    ) -> None:
-        self._retry = RetryPolicy(retries, backoff, max_retry_delay)
-        self._http = httpx.Client(
-            base_url=base_url,
-            headers=ops.client_headers(token),
-            timeout=httpx.Timeout(timeout),
-            transport=transport,
-            follow_redirects=False,
-        )
+    def _open(self, **options: Any) -> httpx.Client:
+        return httpx.Client(**options)
 
     # Lifecycle ----------------------------------------------------------------------------------
     def close(self) -> None:
@@ -79,10 +61,6 @@ class PowerContextClient(SyncMethods):
         traceback: TracebackType | None,
     ) -> None:
         self.close()
-
-    def __repr__(self) -> str:
-        # Never show the token.
-        return f"PowerContextClient(base_url={str(self._http.base_url)!r})"
 
     # Moving a Scope -----------------------------------------------------------------------------
     def export_scope(self, scope_id: str, out: Sink) -> int:
@@ -117,14 +95,8 @@ class PowerContextClient(SyncMethods):
     def _call(self, operation: Operation[ModelT], arguments: Mapping[str, Any]) -> ModelT:
         return self._send(ops.request(operation, arguments))
 
-    def _call_exact(
-        self,
-        operation: Operation[ModelT],
-        body: BaseModel | Mapping[str, Any] | None,
-        path: Mapping[str, str | int] | None,
-        query: Mapping[str, str | int] | None,
-    ) -> ModelT:
-        return self._send(ops.any_operation(operation, body, path, query))
+    def _call_exact(self, operation: Operation[ModelT], given: Mapping[str, Any]) -> ModelT:
+        return self._send(ops.any_operation(operation, **given))
 
     def _send(self, call: ops.Call[ModelT]) -> ModelT:
         plan = Plan(call, self._retry)

@@ -101,8 +101,8 @@ METHODS: Mapping[str, Method] = {
     ),
     "update_scope": Method(clear="context_references"),
     "delete_scope": Method(confirm="delete-scope erases the Scope for good"),
-    "export_scope": Method(generated=False),
-    "import_scope": Method(generated=False),
+    "export_scope": Method(generated=False, command="export"),
+    "import_scope": Method(generated=False, command="import"),
     "remember": Method(positional=("scope_id", "text")),
     "remember_batch": Method(
         positional=("scope_id", "entries"),
@@ -152,9 +152,6 @@ ARGUMENTS: Mapping[str, Argument] = {
     "context_references": Argument(flags=("--reference", "--ref")),
 }
 """Per argument name, in every command that has it."""
-
-CUSTOM_COMMANDS = ("health", "remember-batch", "prepare")
-"""Commands the CLI writes itself (`_cli_custom`): they do more than send one request."""
 
 
 def method(operation_id: str) -> Method:

@@ -63,14 +63,8 @@ class SyncMethods:
         """Send `operation` with the arguments a method was given (`None`: not sent)."""
         raise NotImplementedError
 
-    def _call_exact(
-        self,
-        operation: Operation[ResponseT],
-        body: BaseModel | Mapping[str, Any] | None,
-        path: Mapping[str, str | int] | None,
-        query: Mapping[str, str | int] | None,
-    ) -> ResponseT:
-        """Send `operation` with this body and these parameters, as `call` is given them."""
+    def _call_exact(self, operation: Operation[ResponseT], given: Mapping[str, Any]) -> ResponseT:
+        """Send `operation` with the `body`, `path` and `query` that `call` was given."""
         raise NotImplementedError
 
     def call(
@@ -85,7 +79,7 @@ class SyncMethods:
         `pc.call(operations.GET_PROFILE, {"scope_id": "project:demo"})`: the body (a generated model
         or a mapping) and the path and query parameters are validated by the operation's generated
         models, and the answer is its generated response model. The named methods are shortcuts."""
-        return self._call_exact(operation, body, path, query)
+        return self._call_exact(operation, {"body": body, "path": path, "query": query})
 
     def health_live(
         self,
@@ -405,14 +399,8 @@ class AsyncMethods:
         """Send `operation` with the arguments a method was given (`None`: not sent)."""
         raise NotImplementedError
 
-    async def _call_exact(
-        self,
-        operation: Operation[ResponseT],
-        body: BaseModel | Mapping[str, Any] | None,
-        path: Mapping[str, str | int] | None,
-        query: Mapping[str, str | int] | None,
-    ) -> ResponseT:
-        """Send `operation` with this body and these parameters, as `call` is given them."""
+    async def _call_exact(self, operation: Operation[ResponseT], given: Mapping[str, Any]) -> ResponseT:
+        """Send `operation` with the `body`, `path` and `query` that `call` was given."""
         raise NotImplementedError
 
     async def call(
@@ -427,7 +415,7 @@ class AsyncMethods:
         `pc.call(operations.GET_PROFILE, {"scope_id": "project:demo"})`: the body (a generated model
         or a mapping) and the path and query parameters are validated by the operation's generated
         models, and the answer is its generated response model. The named methods are shortcuts."""
-        return await self._call_exact(operation, body, path, query)
+        return await self._call_exact(operation, {"body": body, "path": path, "query": query})
 
     async def health_live(
         self,
