@@ -25,7 +25,7 @@ from powercontext_api.operations import OPERATIONS, Operation
 
 from ._cli_output import UsageError
 from ._client import PowerContextClient
-from ._conveniences import ARGUMENTS, Argument, method, method_name
+from ._conveniences import ARGUMENTS, Argument, Method, method, method_name
 
 Run = Callable[[PowerContextClient, argparse.Namespace], Any]
 # Integers this large are the contract's "any revision" bound, not one worth printing in help.
@@ -70,7 +70,7 @@ def _add(commands: Any, shared: argparse.ArgumentParser, operation: Operation[Ba
         )
     if table.confirm:
         sub.add_argument("--yes", action="store_true", help="Confirm; without it nothing is sent.")
-    sub.set_defaults(run=partial(_run, name, parameters))
+    sub.set_defaults(run=partial(_run, name, table, parameters))
 
 
 def _parameters(operation: Operation[BaseModel], name: str) -> list[Parameter]:
@@ -142,9 +142,11 @@ def _help(schema: Mapping[str, Any], name: str, required: bool = False, stdin: b
     return " ".join(words).replace("%", "%%")  # argparse formats help with %
 
 
-def _run(name: str, parameters: list[Parameter], pc: PowerContextClient, args: argparse.Namespace) -> Any:
-    table = method_for(name)
-    if table is not None and table.confirm and not args.yes:
+def _run(
+    name: str, table: Method, parameters: list[Parameter], pc: PowerContextClient, args: argparse.Namespace
+) -> Any:
+    """Call the method `name` with the arguments of the command line."""
+    if table.confirm and not args.yes:
         raise UsageError(f"{table.confirm}: add --yes to confirm")
     from_stdin = [p.name.upper() for p in parameters if p.given.stdin and getattr(args, p.name) == "-"]
     if len(from_stdin) > 1:
@@ -152,18 +154,13 @@ def _run(name: str, parameters: list[Parameter], pc: PowerContextClient, args: a
     positional, keywords = [], {}
     for parameter in parameters:
         value = _value(parameter, args)
-        if table is not None and parameter.name == table.clear and getattr(args, f"no_{table.clear}"):
+        if parameter.name == table.clear and getattr(args, f"no_{table.clear}"):
             value = []
         if parameter.positional:
             positional.append(value)
         else:
             keywords[parameter.name] = value
     return getattr(pc, name)(*positional, **keywords)
-
-
-def method_for(name: str) -> Any:
-    found = [method(op.operation_id) for op in OPERATIONS if method_name(op.operation_id) == name]
-    return found[0] if found else None
 
 
 def _value(parameter: Parameter, args: argparse.Namespace) -> Any:
