@@ -13,6 +13,17 @@ generated models of `powercontext_api.models`. The `powercontext` command is `po
 (also `python -m powercontext_client`). `__version__` is the installed distribution's version.
 """
 
+from powercontext_api.client import (
+    UNSET,
+    AssemblyArg,
+    BatchEntryArg,
+    CandidateState,
+    CitationArg,
+    ExperienceRefArg,
+    FamilyArg,
+    TopicRefArg,
+)
+
 from ._async_client import AsyncPowerContextClient
 from ._client import PowerContextClient
 from ._errors import (
@@ -30,16 +41,6 @@ from ._errors import (
     UnavailableError,
     UnexpectedResponseError,
 )
-from ._operations import (
-    AssemblyArg,
-    BatchEntryArg,
-    CandidateState,
-    CitationArg,
-    ExperienceRefArg,
-    FamilyArg,
-    TopicRefArg,
-)
-from ._serialize import UNSET
 from ._validate import ValidatedContext, validate_prepared_context
 from ._version import VERSION as __version__
 

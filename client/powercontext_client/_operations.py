@@ -1,71 +1,26 @@
-"""One builder per operation, shared by the sync and the async client.
+"""Requests from the operation table, shared by the sync and the async client.
 
-A builder validates its arguments against the generated request model and returns a `Call`: the
-method, path, JSON body, query parameters and response model of one request. The clients only send
-it (`httpx.Client` or `httpx.AsyncClient`) and hand the answer to `read_response`, so both put the
-same bytes on the wire and raise the same errors.
+`request` turns the arguments a generated method was given into a `Call`: the operation of the
+generated table, its path and query parameters and its JSON body, each validated by the operation's
+generated models. The clients only send it (`httpx.Client` or `httpx.AsyncClient`, see `_exchange`)
+and hand the answer to `read_response`, so both put the same bytes on the wire and raise the same
+errors. What the client accepts beyond the wire (`_conveniences`) is turned into wire form here.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeAlias, TypeVar
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
 import httpx
 from pydantic import BaseModel, ValidationError
 
 from powercontext_api import operations as ops
-from powercontext_api.models import (
-    ArtifactRef,
-    ArtifactRevision,
-    Assembly,
-    BatchEntry,
-    Candidate,
-    CandidateDecisionRequest,
-    CandidateGetRequest,
-    CandidateList,
-    Capabilities,
-    EntryCitationRequest,
-    EntryEraseRequest,
-    EntryErasure,
-    ErrorResponse,
-    Experience,
-    ExperienceGetRequest,
-    ExperienceRef,
-    ExperienceSearchResult,
-    GetScopeParameters,
-    HealthStatus,
-    ListCandidatesRequest,
-    ListEntriesRequest,
-    MemoryCitation,
-    MemoryEntry,
-    MemoryEntryList,
-    MemorySearchRequest,
-    MemorySearchResult,
-    PrepareContextRequest,
-    PreparedContext,
-    PreparedContextExplanation,
-    ProposeExperienceRequest,
-    ProposeProfileRequest,
-    PutTopicRequest,
-    RememberBatchRequest,
-    RememberBatchResult,
-    RememberRequest,
-    ReviseEntryRequest,
-    ScopeCreateRequest,
-    ScopeDescriptor,
-    ScopeErasure,
-    ScopeList,
-    ScopeUpdateRequest,
-    SearchRequest,
-    Topic,
-    TopicGetRequest,
-    TopicRef,
-    TopicSearchResult,
-)
+from powercontext_api.client import UNSET
+from powercontext_api.models import ErrorResponse, GetScopeParameters
 from powercontext_api.operations import Operation
 
 from ._errors import (
@@ -76,34 +31,10 @@ from ._errors import (
     UnexpectedResponseError,
     error_class_for,
 )
-from ._serialize import UNSET, _Unset, build, dump, dump_free, encode, parse, validate
+from ._serialize import dump, dump_free, encode, parse, validate
 from ._version import VERSION
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
-
-CitationArg: TypeAlias = MemoryCitation | Mapping[str, Any]
-"""A Memory citation: the generated `MemoryCitation` model or a plain dict of the same shape."""
-
-BatchEntryArg: TypeAlias = str | BatchEntry | Mapping[str, Any]
-"""One entry of a batch: its text alone (the batch's `kind`, else the server's default), the
-generated `BatchEntry`, or a plain dict `{"text": ..., "kind": ...}`."""
-
-AssemblyArg: TypeAlias = Assembly | Mapping[str, Any] | None
-"""The `assembly` object of a prepare request: the generated `Assembly` model (dumped by alias,
-only the fields that were set, so `Assembly()` is `{}`) or a plain dict, sent as given."""
-
-ExperienceRefArg: TypeAlias = ExperienceRef | ArtifactRef | Mapping[str, Any]
-"""An exact Experience revision: `ExperienceRef`, an `ArtifactRef` such as `hit.artifact` or
-`candidate.committed`, or a plain dict `{"family": "experience", "artifact_id": ..., "revision": ...}`."""
-
-TopicRefArg: TypeAlias = TopicRef | ArtifactRef | Mapping[str, Any]
-"""An exact topic revision: `TopicRef`, an `ArtifactRef` such as `topic.artifact`, or a plain dict
-`{"family": "topic-memory", "artifact_id": ..., "revision": ...}`."""
-
-FamilyArg: TypeAlias = Literal["memory", "experience", "profile", "topic-memory"]
-"""An Artifact family as the wire spells it."""
-
-CandidateState: TypeAlias = Literal["pending", "approved", "rejected"]
 
 SCOPE_EXISTS = "scope_exists"  # the error code of a create_scope whose id is taken
 
@@ -126,13 +57,15 @@ def path_segment(value: str) -> str:
 class Call(Generic[ModelT]):
     """One request, ready to send: an operation of the generated table, its path parameters
     (percent-encoded into the path template), its query parameters and its JSON body.
-    `repeatable` marks a write that is safe to send again (see `_retry`)."""
+    `repeatable` marks a write that is safe to send again (see `_retry`); `fallback` is sent
+    instead when the answer is a 409 `scope_exists` (`create_scope(..., exist_ok=True)`)."""
 
     operation: Operation[ModelT]
     body: Mapping[str, Any] | None = None
     params: Mapping[str, str | int] | None = None
     path_params: Mapping[str, str | int] = field(default_factory=dict)
     repeatable: bool = False
+    fallback: Call[Any] | None = None
 
     @property
     def method(self) -> str:
@@ -201,273 +134,51 @@ def any_operation(
     return Call(operation, body=payload, params=dict(query) if query else None, path_params=path_params)
 
 
-# Service ------------------------------------------------------------------------------------------
-def health_live() -> Call[HealthStatus]:
-    return Call(ops.HEALTH_LIVE)
+# From a generated method ---------------------------------------------------------------------------
+def request(operation: Operation[ModelT], arguments: Mapping[str, Any]) -> Call[ModelT]:
+    """The call of a named method: `arguments` are its arguments by name, `None` meaning "not sent"."""
+    given = dict(arguments)
+    exist_ok = bool(given.pop("exist_ok", False))
+    assembly = given.pop("assembly", UNSET)
+    if "entries" in given:  # remember_batch: `kind` is that of the entries given as plain text
+        kind = given.pop("kind", None)
+        given["entries"] = [_batch_entry(entry, kind) for entry in given["entries"]]
+    # A model (an `ArtifactRef` from a response, say) goes in its wire form, so any model of the
+    # right shape works, not only the request's own class.
+    wire: dict[str, Any] = {
+        name: dump(v) if isinstance(v, BaseModel) else v for name, v in given.items() if v is not None
+    }
+    where = {p.name: p.location for p in operation.parameters}
+    path = {name: v for name, v in wire.items() if where.get(name) == "path"}
+    query = {name: v for name, v in wire.items() if where.get(name) == "query"}
+    body = {name: v for name, v in wire.items() if name not in where}
+    call = any_operation(operation, body, path, query)
+    if assembly is not UNSET and call.body is not None:
+        # Added beside the generated model rather than through it: an explicit `None` must reach
+        # the server as `null`, which the generated model would refuse to hold.
+        call = replace(call, body={**call.body, "assembly": dump_free(assembly)})
+    if exist_ok:  # a repeat is harmless: its 409 is answered by reading the Scope
+        fallback = request(ops.GET_SCOPE, {"scope_id": given["scope_id"]})
+        call = replace(call, repeatable=True, fallback=fallback)
+    return call
 
 
-def health_ready() -> Call[HealthStatus]:
-    return Call(ops.HEALTH_READY)
-
-
-def capabilities() -> Call[Capabilities]:
-    return Call(ops.GET_CAPABILITIES)
-
-
-# Scopes -------------------------------------------------------------------------------------------
-def create_scope(
-    scope_id: str,
-    title: str | None,
-    summary: str | None,
-    context_references: Sequence[str] | None,
-    exist_ok: bool = False,
-) -> Call[ScopeDescriptor]:
-    request = build(
-        ScopeCreateRequest,
-        scope_id=scope_id,
-        title=title,
-        summary=summary,
-        context_references=_list_or_none(context_references),
-    )
-    # With exist_ok a repeat is harmless: its 409 is answered by reading the Scope.
-    return Call(ops.CREATE_SCOPE, body=dump(request), repeatable=exist_ok)
-
-
-def scope_taken(exc: ConflictError) -> bool:
-    """Whether a create_scope 409 says the id is taken (what `exist_ok` forgives)."""
-    return exc.code == SCOPE_EXISTS
-
-
-def get_scope(scope_id: str) -> Call[ScopeDescriptor]:
-    return Call(ops.GET_SCOPE, path_params={"scope_id": _scope_id(scope_id)})
-
-
-def delete_scope(scope_id: str) -> Call[ScopeErasure]:
-    return Call(ops.DELETE_SCOPE, path_params={"scope_id": _scope_id(scope_id)})
-
-
-def list_scopes(limit: int | None, cursor: str | None) -> Call[ScopeList]:
-    params: dict[str, str | int] = {}
-    if limit is not None:
-        params["limit"] = limit
-    if cursor is not None:
-        params["cursor"] = cursor
-    return Call(ops.LIST_SCOPES, params=params)
-
-
-def update_scope(
-    scope_id: str,
-    expected_version: int,
-    title: str | None,
-    summary: str | None,
-    context_references: Sequence[str] | None,
-) -> Call[ScopeDescriptor]:
-    request = build(
-        ScopeUpdateRequest,
-        expected_version=expected_version,
-        title=title,
-        summary=summary,
-        context_references=_list_or_none(context_references),
-    )
-    return Call(ops.UPDATE_SCOPE, body=dump(request), path_params={"scope_id": _scope_id(scope_id)})
-
-
-# Memory -------------------------------------------------------------------------------------------
-def remember(scope_id: str, text: str, kind: str | None, expected_revision: int | None) -> Call[MemoryEntry]:
-    request = build(
-        RememberRequest, scope_id=scope_id, text=text, kind=kind, expected_revision=expected_revision
-    )
-    return Call(ops.REMEMBER, body=dump(request))
-
-
-def remember_batch(
-    scope_id: str, entries: Sequence[BatchEntryArg], kind: str | None, expected_revision: int | None
-) -> Call[RememberBatchResult]:
-    request = build(
-        RememberBatchRequest,
-        scope_id=scope_id,
-        entries=[_batch_entry(entry, kind) for entry in entries],
-        expected_revision=expected_revision,
-    )
-    return Call(ops.REMEMBER_BATCH, body=dump(request))
-
-
-def _batch_entry(entry: BatchEntryArg, kind: str | None) -> Any:
+def _batch_entry(entry: Any, kind: str | None) -> Any:
     if isinstance(entry, str):
         return {"text": entry} if kind is None else {"text": entry, "kind": kind}
     return entry
 
 
-def revise_memory_entry(scope_id: str, citation: CitationArg, text: str) -> Call[MemoryEntry]:
-    request = build(ReviseEntryRequest, scope_id=scope_id, citation=citation, text=text)
-    return Call(ops.REVISE_MEMORY_ENTRY, body=dump(request))
-
-
-def retire_memory_entry(scope_id: str, citation: CitationArg) -> Call[MemoryEntry]:
-    request = build(EntryCitationRequest, scope_id=scope_id, citation=citation)
-    return Call(ops.RETIRE_MEMORY_ENTRY, body=dump(request))
-
-
-def erase_memory_entry(scope_id: str, entry_id: str) -> Call[EntryErasure]:
-    request = build(EntryEraseRequest, scope_id=scope_id, entry_id=entry_id)
-    return Call(ops.ERASE_MEMORY_ENTRY, body=dump(request))
-
-
-def get_memory_entry(scope_id: str, citation: CitationArg) -> Call[MemoryEntry]:
-    request = build(EntryCitationRequest, scope_id=scope_id, citation=citation)
-    return Call(ops.GET_MEMORY_ENTRY, body=dump(request))
-
-
-def list_memory_entries(scope_id: str, limit: int | None, cursor: str | None) -> Call[MemoryEntryList]:
-    request = build(ListEntriesRequest, scope_id=scope_id, limit=limit, cursor=cursor)
-    return Call(ops.LIST_MEMORY_ENTRIES, body=dump(request))
-
-
-def search_memory(scope_id: str, query: str, limit: int | None) -> Call[MemorySearchResult]:
-    request = build(MemorySearchRequest, scope_id=scope_id, query=query, limit=limit)
-    return Call(ops.SEARCH_MEMORY, body=dump(request))
-
-
-# Exact reads --------------------------------------------------------------------------------------
-def get_artifact_revision(
-    scope_id: str, family: FamilyArg, artifact_id: str, revision: int
-) -> Call[ArtifactRevision]:
-    ref = build(ArtifactRef, family=family, artifact_id=artifact_id, revision=revision)
-    return Call(
-        ops.GET_ARTIFACT_REVISION,
-        path_params={
-            "scope_id": _scope_id(scope_id),
-            "family": ref.family,
-            "artifact_id": ref.artifact_id,
-            "revision": ref.revision,
-        },
-    )
-
-
-# Experience ---------------------------------------------------------------------------------------
-def propose_experience(
-    scope_id: str, situation: str, action: str, outcome: str, lesson: str, artifact_id: str | None
-) -> Call[Candidate]:
-    request = build(
-        ProposeExperienceRequest,
-        scope_id=scope_id,
-        situation=situation,
-        action=action,
-        outcome=outcome,
-        lesson=lesson,
-        artifact_id=artifact_id,
-    )
-    return Call(ops.PROPOSE_EXPERIENCE, body=dump(request))
-
-
-def search_experience(scope_id: str, query: str, limit: int | None) -> Call[ExperienceSearchResult]:
-    request = build(SearchRequest, scope_id=scope_id, query=query, limit=limit)
-    return Call(ops.SEARCH_EXPERIENCE, body=dump(request))
-
-
-def get_experience(scope_id: str, artifact: ExperienceRefArg) -> Call[Experience]:
-    request = build(ExperienceGetRequest, scope_id=scope_id, artifact=_ref(artifact))
-    return Call(ops.GET_EXPERIENCE, body=dump(request))
-
-
-# Profile ------------------------------------------------------------------------------------------
-def propose_profile(scope_id: str, content: str) -> Call[Candidate]:
-    request = build(ProposeProfileRequest, scope_id=scope_id, content=content)
-    return Call(ops.PROPOSE_PROFILE, body=dump(request))
-
-
-# Candidates ---------------------------------------------------------------------------------------
-def decide_candidate(
-    decision: Literal["approve", "reject"], scope_id: str, candidate_id: str, expected_version: int
-) -> Call[Candidate]:
-    request = build(
-        CandidateDecisionRequest,
-        scope_id=scope_id,
-        candidate_id=candidate_id,
-        expected_version=expected_version,
-    )
-    operation = ops.APPROVE_CANDIDATE if decision == "approve" else ops.REJECT_CANDIDATE
-    return Call(operation, body=dump(request))
-
-
-def list_candidates(
-    scope_id: str, state: CandidateState | None, limit: int | None, cursor: str | None
-) -> Call[CandidateList]:
-    request = build(ListCandidatesRequest, scope_id=scope_id, state=state, limit=limit, cursor=cursor)
-    return Call(ops.LIST_CANDIDATES, body=dump(request))
-
-
-def get_candidate(scope_id: str, candidate_id: str) -> Call[Candidate]:
-    request = build(CandidateGetRequest, scope_id=scope_id, candidate_id=candidate_id)
-    return Call(ops.GET_CANDIDATE, body=dump(request))
-
-
-# Topic Memory -------------------------------------------------------------------------------------
-def put_topic(
-    scope_id: str,
-    title: str,
-    summary: str,
-    artifact_id: str | None,
-    detail: str | None,
-    expected_revision: int | None,
-) -> Call[Topic]:
-    request = build(
-        PutTopicRequest,
-        scope_id=scope_id,
-        artifact_id=artifact_id,
-        title=title,
-        summary=summary,
-        detail=detail,
-        expected_revision=expected_revision,
-    )
-    return Call(ops.PUT_TOPIC, body=dump(request))
-
-
-def search_topics(scope_id: str, query: str, limit: int | None) -> Call[TopicSearchResult]:
-    request = build(SearchRequest, scope_id=scope_id, query=query, limit=limit)
-    return Call(ops.SEARCH_TOPICS, body=dump(request))
-
-
-def get_topic(scope_id: str, artifact: TopicRefArg) -> Call[Topic]:
-    request = build(TopicGetRequest, scope_id=scope_id, artifact=_ref(artifact))
-    return Call(ops.GET_TOPIC, body=dump(request))
-
-
-# Context ------------------------------------------------------------------------------------------
-def prepare_context(
-    scope_id: str, query: str, max_bytes: int | None, assembly: AssemblyArg | _Unset
-) -> Call[PreparedContext]:
-    request = build(PrepareContextRequest, scope_id=scope_id, query=query, max_bytes=max_bytes)
-    body = dump(request)
-    # `assembly` is added beside the generated model rather than through it: an explicit `None`
-    # must reach the server as `null`, which the generated model would refuse to hold.
-    if assembly is not UNSET:
-        body["assembly"] = dump_free(assembly)
-    return Call(ops.PREPARE_CONTEXT, body=body)
-
-
-def explain_prepare_context(
-    scope_id: str, query: str, max_bytes: int | None, assembly: AssemblyArg | _Unset
-) -> Call[PreparedContextExplanation]:
-    # Same body as prepare, by construction.
-    body = prepare_context(scope_id, query, max_bytes, assembly).body
-    return Call(ops.EXPLAIN_PREPARE_CONTEXT, body=body)
+def scope_taken(call: Call[Any], exc: ConflictError) -> Call[Any] | None:
+    """The call to send instead when a 409 is one `exist_ok` forgives (the id is taken)."""
+    return call.fallback if exc.code == SCOPE_EXISTS else None
 
 
 # Helpers ------------------------------------------------------------------------------------------
 def _scope_id(scope_id: str) -> str:
     """A Scope id for a path, validated like a body field before it is percent-encoded."""
-    return validate(GetScopeParameters, {"scope_id": scope_id}).scope_id
-
-
-def _ref(value: BaseModel | Mapping[str, Any]) -> Mapping[str, Any]:
-    # A model (an `ArtifactRef` from a response, say) is re-validated from its wire form, so any
-    # model of the right shape works, not only the request's own class.
-    return dump(value) if isinstance(value, BaseModel) else value
-
-
-def _list_or_none(values: Sequence[str] | None) -> list[str] | None:
-    return None if values is None else list(values)
+    valid: str = validate(GetScopeParameters, {"scope_id": scope_id}).scope_id
+    return valid
 
 
 def _http_error(response: httpx.Response, request_id: str | None) -> PowerContextHTTPError:

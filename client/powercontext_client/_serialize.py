@@ -10,11 +10,10 @@ on first use and reused.
 
 from __future__ import annotations
 
-import enum
 import json
 import threading
 from collections.abc import Mapping
-from typing import Any, Final, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
@@ -23,17 +22,6 @@ from ._messages import validation_summary
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
-
-class _Unset(enum.Enum):
-    """Type of `UNSET`: "the caller did not pass this argument", distinct from `None`."""
-
-    UNSET = "UNSET"
-
-    def __repr__(self) -> str:
-        return "UNSET"
-
-
-UNSET: Final = _Unset.UNSET
 
 _adapters: dict[type[Any], TypeAdapter[Any]] = {}
 _adapters_lock = threading.Lock()

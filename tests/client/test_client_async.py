@@ -97,9 +97,9 @@ async def test_async_prepare_rejects_an_out_of_range_max_bytes_before_sending() 
 
 
 def public_methods(cls: type) -> dict[str, Any]:
-    return {
-        name: member for name, member in vars(cls).items() if not name.startswith("_") and callable(member)
-    }
+    """The public methods of `cls`, the generated ones it inherits included."""
+    members = {name: getattr(cls, name) for name in dir(cls) if not name.startswith("_")}
+    return {name: member for name, member in members.items() if callable(member)}
 
 
 def test_async_client_has_every_method_of_the_sync_client_with_the_same_signature() -> None:
@@ -140,6 +140,7 @@ CALLS: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
     ("search_experience", ("project:demo", "q"), {}),
     ("get_experience", ("project:demo", EXPERIENCE_REF), {}),
     ("propose_profile", ("project:demo", "# Demo\n"), {}),
+    ("get_profile", ("project:demo",), {}),
     ("approve_candidate", ("project:demo", "candidate-1"), {"expected_version": 1}),
     ("reject_candidate", ("project:demo", "candidate-1"), {"expected_version": 2}),
     ("list_candidates", ("project:demo",), {"state": "pending"}),

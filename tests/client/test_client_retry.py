@@ -105,8 +105,8 @@ def test_reads_put_and_delete_are_repeatable_and_every_other_write_is_sent_once(
 
 
 def test_create_scope_with_exist_ok_is_repeatable() -> None:
-    assert not repeatable(ops.create_scope("project:demo", None, None, None))
-    assert repeatable(ops.create_scope("project:demo", None, None, None, exist_ok=True))
+    assert not repeatable(ops.request(operations.CREATE_SCOPE, {"scope_id": "project:demo"}))
+    assert repeatable(ops.request(operations.CREATE_SCOPE, {"scope_id": "project:demo", "exist_ok": True}))
 
 
 # Sync client -----------------------------------------------------------------------------------------
