@@ -15,35 +15,6 @@ from typing import TypeVar
 from pydantic import MISSING
 
 from powercontext_api import models as wire
-from powercontext_api.models import (
-    CandidateDecisionRequest,
-    CandidateGetRequest,
-    DeleteScopeParameters,
-    EntryCitationRequest,
-    EntryEraseRequest,
-    ExperienceGetRequest,
-    ExportScopeParameters,
-    GetArtifactRevisionParameters,
-    GetScopeParameters,
-    ImportScopeParameters,
-    ListCandidatesRequest,
-    ListEntriesRequest,
-    ListScopesParameters,
-    MemorySearchRequest,
-    PrepareContextRequest,
-    ProfileGetRequest,
-    ProposeExperienceRequest,
-    ProposeProfileRequest,
-    PutTopicRequest,
-    RememberBatchRequest,
-    RememberRequest,
-    ReviseEntryRequest,
-    ScopeCreateRequest,
-    ScopeUpdateRequest,
-    SearchRequest,
-    TopicGetRequest,
-    UpdateScopeParameters,
-)
 from powercontext_api.operations import API_VERSION
 
 from . import responses
@@ -141,7 +112,7 @@ class ScopedContextApplication:
     # Scopes -------------------------------------------------------------------------------------
     @operation
     def create_scope(
-        self, request: ScopeCreateRequest, *, principal: Principal = FULL_ACCESS
+        self, request: wire.ScopeCreateRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.ScopeDescriptor:
         references = tuple(request.context_references)
         # Referencing a Scope exposes its data through prepare, so it needs read on each one.
@@ -158,13 +129,13 @@ class ScopedContextApplication:
 
     @operation
     def get_scope(
-        self, request: GetScopeParameters, *, principal: Principal = FULL_ACCESS
+        self, request: wire.GetScopeParameters, *, principal: Principal = FULL_ACCESS
     ) -> wire.ScopeDescriptor:
         return responses.scope(self._scope(request.scope_id))
 
     @operation
     def list_scopes(
-        self, request: ListScopesParameters, *, principal: Principal = FULL_ACCESS
+        self, request: wire.ListScopesParameters, *, principal: Principal = FULL_ACCESS
     ) -> wire.ScopeList:
         """Only Scopes the Principal may read; pages stay full even when many are hidden."""
         after = None if request.cursor is MISSING else decode_cursor(request.cursor, "scope")
@@ -183,8 +154,8 @@ class ScopedContextApplication:
     @operation
     def update_scope(
         self,
-        target: UpdateScopeParameters,
-        request: ScopeUpdateRequest,
+        target: wire.UpdateScopeParameters,
+        request: wire.ScopeUpdateRequest,
         *,
         principal: Principal = FULL_ACCESS,
     ) -> wire.ScopeDescriptor:
@@ -205,14 +176,14 @@ class ScopedContextApplication:
 
     @operation
     def delete_scope(
-        self, target: DeleteScopeParameters, *, principal: Principal = FULL_ACCESS
+        self, target: wire.DeleteScopeParameters, *, principal: Principal = FULL_ACCESS
     ) -> wire.ScopeErasure:
         self._store.run(scopes.delete_scope, target.scope_id)
         return wire.ScopeErasure(scope_id=target.scope_id)
 
     @operation
     def export_scope(
-        self, request: ExportScopeParameters, *, principal: Principal = FULL_ACCESS
+        self, request: wire.ExportScopeParameters, *, principal: Principal = FULL_ACCESS
     ) -> Iterator[bytes]:
         """The Scope's export in chunks of whole JSON lines, read from one snapshot as they are
         consumed; close the iterator to end it early. `ScopeNotFound` before the first chunk."""
@@ -220,7 +191,11 @@ class ScopedContextApplication:
 
     @operation
     def import_scope(
-        self, target: ImportScopeParameters, lines: Iterable[bytes], *, principal: Principal = FULL_ACCESS
+        self,
+        target: wire.ImportScopeParameters,
+        lines: Iterable[bytes],
+        *,
+        principal: Principal = FULL_ACCESS,
     ) -> wire.ScopeImport:
         """Recreate the Scope an export's `lines` hold, under `target.scope_id`, in one transaction;
         as creating it would, this needs `scope.read` on every Scope it references."""
@@ -231,14 +206,16 @@ class ScopedContextApplication:
 
     # Memory -------------------------------------------------------------------------------------
     @operation
-    def remember(self, request: RememberRequest, *, principal: Principal = FULL_ACCESS) -> wire.MemoryEntry:
+    def remember(
+        self, request: wire.RememberRequest, *, principal: Principal = FULL_ACCESS
+    ) -> wire.MemoryEntry:
         expected = None if request.expected_revision is MISSING else request.expected_revision
         entry = self._store.run(memory.remember, request.scope_id, request.text, request.kind, expected)
         return responses.memory_entry(entry)
 
     @operation
     def remember_batch(
-        self, request: RememberBatchRequest, *, principal: Principal = FULL_ACCESS
+        self, request: wire.RememberBatchRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.RememberBatchResult:
         expected = None if request.expected_revision is MISSING else request.expected_revision
         entries = [(entry.text, entry.kind) for entry in request.entries]
@@ -247,7 +224,7 @@ class ScopedContextApplication:
 
     @operation
     def erase_memory_entry(
-        self, request: EntryEraseRequest, *, principal: Principal = FULL_ACCESS
+        self, request: wire.EntryEraseRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.EntryErasure:
         revision, versions = self._store.run(memory.erase_memory_entry, request.scope_id, request.entry_id)
         return wire.EntryErasure(
@@ -256,7 +233,7 @@ class ScopedContextApplication:
 
     @operation
     def revise_memory_entry(
-        self, request: ReviseEntryRequest, *, principal: Principal = FULL_ACCESS
+        self, request: wire.ReviseEntryRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.MemoryEntry:
         entry = self._store.run(
             memory.revise_memory_entry, request.scope_id, _citation(request.citation), request.text
@@ -265,14 +242,14 @@ class ScopedContextApplication:
 
     @operation
     def retire_memory_entry(
-        self, request: EntryCitationRequest, *, principal: Principal = FULL_ACCESS
+        self, request: wire.EntryCitationRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.MemoryEntry:
         entry = self._store.run(memory.retire_memory_entry, request.scope_id, _citation(request.citation))
         return responses.memory_entry(entry)
 
     @operation
     def get_memory_entry(
-        self, request: EntryCitationRequest, *, principal: Principal = FULL_ACCESS
+        self, request: wire.EntryCitationRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.MemoryEntry:
         entry = self._store.run(memory.get_memory_entry, request.scope_id, _citation(request.citation))
         if entry is None:
@@ -281,7 +258,7 @@ class ScopedContextApplication:
 
     @operation
     def list_memory_entries(
-        self, request: ListEntriesRequest, *, principal: Principal = FULL_ACCESS
+        self, request: wire.ListEntriesRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.MemoryEntryList:
         after = 0 if request.cursor is MISSING else int(decode_cursor(request.cursor, "entry"))
         rows = self._store.run(memory.list_memory_entries, request.scope_id, after, request.limit + 1)
@@ -289,7 +266,7 @@ class ScopedContextApplication:
 
     @operation
     def search_memory(
-        self, request: MemorySearchRequest, *, principal: Principal = FULL_ACCESS
+        self, request: wire.MemorySearchRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.MemorySearchResult:
         self._scope(request.scope_id)
         hits = self._store.search_memory([request.scope_id], parse_query(request.query), request.limit)[0]
@@ -298,7 +275,7 @@ class ScopedContextApplication:
     # Experience, Profile, Topic Memory, Candidates ---------------------------------------------
     @operation
     def propose_experience(
-        self, request: ProposeExperienceRequest, *, principal: Principal = FULL_ACCESS
+        self, request: wire.ProposeExperienceRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.Candidate:
         fields = ExperienceFields(request.situation, request.action, request.outcome, request.lesson)
         target = None if request.artifact_id is MISSING else request.artifact_id
@@ -308,7 +285,7 @@ class ScopedContextApplication:
 
     @operation
     def propose_profile(
-        self, request: ProposeProfileRequest, *, principal: Principal = FULL_ACCESS
+        self, request: wire.ProposeProfileRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.Candidate:
         # Stored normalised to end with exactly one LF, so every snapshot renders the same way.
         content = request.content.rstrip("\n") + "\n"
@@ -318,7 +295,9 @@ class ScopedContextApplication:
         return responses.candidate(candidate)
 
     @operation
-    def get_profile(self, request: ProfileGetRequest, *, principal: Principal = FULL_ACCESS) -> wire.Profile:
+    def get_profile(
+        self, request: wire.ProfileGetRequest, *, principal: Principal = FULL_ACCESS
+    ) -> wire.Profile:
         self._scope(request.scope_id)
         [found] = self._store.run(artifacts.latest_profiles, [request.scope_id])
         if found is None:
@@ -327,19 +306,19 @@ class ScopedContextApplication:
 
     @operation
     def approve_candidate(
-        self, request: CandidateDecisionRequest, *, principal: Principal = FULL_ACCESS
+        self, request: wire.CandidateDecisionRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.Candidate:
         return self._decide(request, approve=True)
 
     @operation
     def reject_candidate(
-        self, request: CandidateDecisionRequest, *, principal: Principal = FULL_ACCESS
+        self, request: wire.CandidateDecisionRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.Candidate:
         return self._decide(request, approve=False)
 
     @operation
     def get_candidate(
-        self, request: CandidateGetRequest, *, principal: Principal = FULL_ACCESS
+        self, request: wire.CandidateGetRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.Candidate:
         found = self._store.run(candidates.get_candidate, request.scope_id, request.candidate_id)
         if found is None:
@@ -348,7 +327,7 @@ class ScopedContextApplication:
 
     @operation
     def list_candidates(
-        self, request: ListCandidatesRequest, *, principal: Principal = FULL_ACCESS
+        self, request: wire.ListCandidatesRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.CandidateList:
         after = 0 if request.cursor is MISSING else int(decode_cursor(request.cursor, "candidate"))
         state = None if request.state is MISSING else request.state
@@ -357,7 +336,7 @@ class ScopedContextApplication:
 
     @operation
     def search_experience(
-        self, request: SearchRequest, *, principal: Principal = FULL_ACCESS
+        self, request: wire.SearchRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.ExperienceSearchResult:
         self._scope(request.scope_id)
         hits = self._store.search_experience([request.scope_id], parse_query(request.query), request.limit)[0]
@@ -365,7 +344,7 @@ class ScopedContextApplication:
 
     @operation
     def get_experience(
-        self, request: ExperienceGetRequest, *, principal: Principal = FULL_ACCESS
+        self, request: wire.ExperienceGetRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.Experience:
         ref = request.artifact
         found = self._artifact(request.scope_id, ArtifactRef(ref.family, ref.artifact_id, ref.revision))
@@ -373,7 +352,7 @@ class ScopedContextApplication:
         return responses.experience(found)
 
     @operation
-    def put_topic(self, request: PutTopicRequest, *, principal: Principal = FULL_ACCESS) -> wire.Topic:
+    def put_topic(self, request: wire.PutTopicRequest, *, principal: Principal = FULL_ACCESS) -> wire.Topic:
         topic = self._store.run(
             topics.put_topic,
             request.scope_id,
@@ -387,7 +366,7 @@ class ScopedContextApplication:
 
     @operation
     def search_topics(
-        self, request: SearchRequest, *, principal: Principal = FULL_ACCESS
+        self, request: wire.SearchRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.TopicSearchResult:
         self._scope(request.scope_id)
         query = parse_query(request.query)
@@ -395,7 +374,7 @@ class ScopedContextApplication:
         return responses.topic_search_result((topic_hit(t, query), t.score) for t in found)
 
     @operation
-    def get_topic(self, request: TopicGetRequest, *, principal: Principal = FULL_ACCESS) -> wire.Topic:
+    def get_topic(self, request: wire.TopicGetRequest, *, principal: Principal = FULL_ACCESS) -> wire.Topic:
         ref = request.artifact
         found = self._artifact(request.scope_id, ArtifactRef(ref.family, ref.artifact_id, ref.revision))
         assert isinstance(found, Topic)
@@ -403,7 +382,7 @@ class ScopedContextApplication:
 
     @operation
     def get_artifact_revision(
-        self, request: GetArtifactRevisionParameters, *, principal: Principal = FULL_ACCESS
+        self, request: wire.GetArtifactRevisionParameters, *, principal: Principal = FULL_ACCESS
     ) -> wire.ArtifactRevision:
         ref = ArtifactRef(request.family, request.artifact_id, request.revision)
         return responses.artifact_revision(request.scope_id, self._artifact(request.scope_id, ref))
@@ -411,23 +390,23 @@ class ScopedContextApplication:
     # Prepare ------------------------------------------------------------------------------------
     @operation
     def prepare_context(
-        self, request: PrepareContextRequest, *, principal: Principal = FULL_ACCESS
+        self, request: wire.PrepareContextRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.PreparedContext:
         return responses.prepared(self._prepare(request, principal).result)
 
     @operation
     def explain_prepare_context(
-        self, request: PrepareContextRequest, *, principal: Principal = FULL_ACCESS
+        self, request: wire.PrepareContextRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.PreparedContextExplanation:
         return responses.explanation(self._prepare(request, principal))
 
-    def _prepare(self, request: PrepareContextRequest, principal: Principal) -> BuiltContext:
+    def _prepare(self, request: wire.PrepareContextRequest, principal: Principal) -> BuiltContext:
         built = self._build(request, principal)
         for observe in self._prepare_observers:
             observe(built)
         return built
 
-    def _build(self, request: PrepareContextRequest, principal: Principal) -> BuiltContext:
+    def _build(self, request: wire.PrepareContextRequest, principal: Principal) -> BuiltContext:
         # The total-entries policy is a validation rule: it fails before any lookup or recall.
         options = (
             None
@@ -453,7 +432,7 @@ class ScopedContextApplication:
             pools = recall_text_pools(self._store, scope, parse_query(request.query), families)
             return build_text_context(pools, options, request.max_bytes)
 
-    def _decide(self, request: CandidateDecisionRequest, approve: bool) -> wire.Candidate:
+    def _decide(self, request: wire.CandidateDecisionRequest, approve: bool) -> wire.Candidate:
         decided = self._store.run(
             candidates.decide_candidate,
             request.scope_id,

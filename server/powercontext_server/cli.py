@@ -204,15 +204,12 @@ def export_command(url: str, scope_id: str, output: str) -> int:
                 with _replaced(Path(output)) as file:
                     report = export_scope_to(url, scope_id, file.write, bar)
     except TransferRefused as exc:
-        print(f"powercontext: {exc}", file=sys.stderr)
-        return 2
+        return _fail(f"powercontext: {exc}", 2)
     except TransferFailed as exc:
         left = "" if output == "-" else f"; {output} was not written"
-        print(f"powercontext: the export failed ({exc}){left}.", file=sys.stderr)
-        return 1
+        return _fail(f"powercontext: the export failed ({exc}){left}.", 1)
     except OSError as exc:
-        print(f"powercontext: cannot write {where}: {exc.strerror or exc}", file=sys.stderr)
-        return 1
+        return _fail(f"powercontext: cannot write {where}: {exc.strerror or exc}", 1)
     print(
         f"exported Scope {report.scope_id}: {sum(report.rows.values())} rows to {where} in {report.seconds:.1f} s",
         file=sys.stderr if output == "-" else sys.stdout,
@@ -247,14 +244,11 @@ def import_command(url: str, source: str, scope_id: str | None = None) -> int:
                 with open(source, "rb") as file:
                     report = import_scope_from(url, file, bar, scope_id)
     except TransferRefused as exc:
-        print(f"powercontext: {exc}", file=sys.stderr)
-        return 2
+        return _fail(f"powercontext: {exc}", 2)
     except TransferFailed as exc:
-        print(f"powercontext: the import failed ({exc}); the database is unchanged.", file=sys.stderr)
-        return 1
+        return _fail(f"powercontext: the import failed ({exc}); the database is unchanged.", 1)
     except OSError as exc:
-        print(f"powercontext: cannot read {source}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
+        return _fail(f"powercontext: cannot read {source}: {exc.strerror or exc}", 2)
     print(
         f"imported Scope {report.scope_id}: {sum(report.rows.values())} rows, "
         f"{report.indexed} documents indexed in {report.seconds:.1f} s",
@@ -272,12 +266,10 @@ def copy_databases(source_url: str, target_url: str) -> int:
         with _progress() as bar:
             report = copy_database(source_url, target_url, progress=bar)
     except CopyRefused as exc:
-        print(f"powercontext: {exc}", file=sys.stderr)
-        return 2
+        return _fail(f"powercontext: {exc}", 2)
     except CopyFailed as exc:
         after = "TARGET is empty again" if exc.emptied else "TARGET may hold part of the copy; empty it"
-        print(f"powercontext: {exc} {after}.", file=sys.stderr)
-        return 1
+        return _fail(f"powercontext: {exc} {after}.", 1)
     print(f"copied {sum(report.rows.values())} rows in {report.seconds:.1f} s", flush=True)
     return 0
 
@@ -372,8 +364,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             return copy_databases(args.source, args.target)
         except ConfigurationError as exc:
-            print(f"powercontext: {exc}", file=sys.stderr)
-            return 2
+            return _fail(f"powercontext: {exc}", 2)
     if args.command in ("export", "import"):
         try:
             url = database_url(args, dict(os.environ))
@@ -381,22 +372,25 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return export_command(url, args.scope_id, args.output)
             return import_command(url, args.file, args.scope_id)
         except ConfigurationError as exc:
-            print(f"powercontext: {exc}", file=sys.stderr)
-            return 2
+            return _fail(f"powercontext: {exc}", 2)
     try:
         settings, http = settings_from(args, dict(os.environ))
     except ConfigurationError as exc:
-        print(f"powercontext: {exc}", file=sys.stderr)
-        return 2
+        return _fail(f"powercontext: {exc}", 2)
     configure_logging(http.log_level, http.log_format)
     if args.command == "serve":
         try:
             serve(settings, http)
         except ConfigurationError as exc:
-            print(f"powercontext: {exc}", file=sys.stderr)
-            return 2
+            return _fail(f"powercontext: {exc}", 2)
     return 0
 
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def _fail(message: str, status: int) -> int:
+    """Say why on standard error; the exit status to return."""
+    print(message, file=sys.stderr)
+    return status

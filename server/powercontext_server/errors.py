@@ -17,22 +17,8 @@ from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 
+import powercontext_runtime as runtime
 from powercontext_api.models import ErrorDetail, ErrorResponse
-from powercontext_runtime import (
-    EntryErased,
-    EntryNotFound,
-    ErrorItem,
-    Forbidden,
-    InvalidExport,
-    InvalidRequest,
-    PowerContextError,
-    RetrievalUnavailable,
-    RevisionConflict,
-    ScopeAlreadyExists,
-    ScopeNotFound,
-    ScopeReferenced,
-    Unauthenticated,
-)
 
 from .parsing import wire_errors
 
@@ -93,12 +79,12 @@ _FRAMEWORK_ERRORS: dict[int, HttpError] = {
 }
 
 
-def invalid_request(errors: Iterable[ErrorItem]) -> HttpError:
+def invalid_request(errors: Iterable[runtime.ErrorItem]) -> HttpError:
     details = {"errors": [{"type": e.type, "loc": list(e.loc), "msg": e.msg} for e in errors]}
     return HttpError(422, "invalid_request", INVALID_REQUEST_MESSAGE, details)
 
 
-def invalid_export(exc: InvalidExport) -> HttpError:
+def invalid_export(exc: runtime.InvalidExport) -> HttpError:
     """422 `invalid_export`: the line at fault and, when the contract's schema for it refused it,
     its items as for a body (located at `body`, the line number, then the field)."""
     details: dict[str, Any] = {"line": exc.line}
@@ -115,7 +101,7 @@ def _on_line(line: int | None, loc: tuple[str | int, ...]) -> tuple[str | int, .
 
 def http_error_for(exc: BaseException) -> HttpError:
     """Map any exception to its wire form. Unknown exceptions are a 500 and carry nothing of `exc`."""
-    if isinstance(exc, PowerContextError):
+    if isinstance(exc, runtime.PowerContextError):
         return _runtime_error(exc)
     if isinstance(exc, UnsupportedMediaType):
         return dataclasses.replace(_FRAMEWORK_ERRORS[415], details={"supported": [exc.supported]})
@@ -126,30 +112,30 @@ def http_error_for(exc: BaseException) -> HttpError:
     return INTERNAL_ERROR
 
 
-def _runtime_error(exc: PowerContextError) -> HttpError:
-    if isinstance(exc, Unauthenticated):
+def _runtime_error(exc: runtime.PowerContextError) -> HttpError:
+    if isinstance(exc, runtime.Unauthenticated):
         return _FRAMEWORK_ERRORS[401]
-    if isinstance(exc, Forbidden):
+    if isinstance(exc, runtime.Forbidden):
         return _FRAMEWORK_ERRORS[403]
-    if isinstance(exc, InvalidRequest):
+    if isinstance(exc, runtime.InvalidRequest):
         return invalid_request(exc.errors)
-    if isinstance(exc, ScopeNotFound):
+    if isinstance(exc, runtime.ScopeNotFound):
         return HttpError(404, "scope_not_found", "The requested Scope was not found.")
-    if isinstance(exc, EntryNotFound):
+    if isinstance(exc, runtime.EntryNotFound):
         return HttpError(404, "entry_not_found", "The cited entry was not found.")
-    if isinstance(exc, EntryErased):
+    if isinstance(exc, runtime.EntryErased):
         return HttpError(410, "entry_erased", "The cited entry was erased.")
-    if isinstance(exc, ScopeReferenced):
+    if isinstance(exc, runtime.ScopeReferenced):
         return HttpError(
             409, "scope_referenced", "Another Scope references this Scope; remove the reference first."
         )
-    if isinstance(exc, ScopeAlreadyExists):
+    if isinstance(exc, runtime.ScopeAlreadyExists):
         return HttpError(409, "scope_exists", "A Scope with this id already exists.")
-    if isinstance(exc, InvalidExport):
+    if isinstance(exc, runtime.InvalidExport):
         return invalid_export(exc)
-    if isinstance(exc, RevisionConflict):
+    if isinstance(exc, runtime.RevisionConflict):
         return HttpError(409, "revision_conflict", exc.message)
-    if isinstance(exc, RetrievalUnavailable):
+    if isinstance(exc, runtime.RetrievalUnavailable):
         return HttpError(503, "retrieval_unavailable", "A configured retrieval or storage service failed.")
     return INTERNAL_ERROR
 
@@ -184,7 +170,7 @@ def response_for(exc: BaseException, request_id: str, allowed_methods: Sequence[
     error = http_error_for(exc)
     if error.status == 405 and allowed_methods:
         error = dataclasses.replace(error, headers={"Allow": ", ".join(allowed_methods)})
-    if isinstance(exc, RetrievalUnavailable):
+    if isinstance(exc, runtime.RetrievalUnavailable):
         logger.warning("request %s: storage or retrieval unavailable", request_id, exc_info=exc)
     elif error.status >= 500:
         logger.error("request %s failed: %s", request_id, type(exc).__name__, exc_info=exc)

@@ -51,18 +51,6 @@ def remember(
     return MemoryEntry(citation, text, kind, "active")
 
 
-@writes_after(_tokenise_batch)
-def remember_batch(
-    conn: Conn,
-    tokenised: search.TokenisedDocuments,
-    scope_id: str,
-    entries: Sequence[tuple[str, str]],
-    expected_revision: int | None,
-) -> list[MemoryCitation]:
-    """Add (text, kind) entries in order in one transaction, one Memory revision each."""
-    return _add_entries(conn, tokenised, scope_id, entries, expected_revision)
-
-
 def _add_entries(
     conn: Conn,
     tokenised: search.TokenisedDocuments,
@@ -120,6 +108,10 @@ def _add_entries(
         (last_revision, last_number, scope_key),
     )
     return [MemoryCitation(rev, entry_id, f"{entry_id}-v1") for rev, _, entry_id, _, _ in added]
+
+
+# Add (text, kind) entries in order in one transaction, one Memory revision each.
+remember_batch = writes_after(_tokenise_batch)(_add_entries)
 
 
 @writes
@@ -193,19 +185,10 @@ def _refuse_erased(conn: Conn, scope_key: int, entry_id: str) -> None:
 def get_memory_entry(conn: Conn, scope_id: str, citation: MemoryCitation) -> MemoryEntry | None:
     """The exact entry version the citation names, or None when it names nothing that existed."""
     scope_key, head_revision = _scope_memory(conn, scope_id)
-    row = conn.execute(
-        "SELECT v.text, e.kind, v.added_revision, v.removed_revision, e.retired_revision"
-        " FROM memory_entry_versions v"
-        " JOIN memory_entries e ON e.scope_key = v.scope_key AND e.entry_id = v.entry_id"
-        " WHERE v.scope_key = ? AND v.entry_id = ? AND v.entry_version_id = ?",
-        (scope_key, citation.entry_id, citation.entry_version_id),
-    ).fetchone()
+    row = _cited_version(conn, scope_key, head_revision, citation)
     if row is None:
-        _refuse_erased(conn, scope_key, citation.entry_id)
         return None
-    text, kind, added, removed, retired = row
-    if not _citation_resolves(citation.revision, head_revision, added, removed, retired):
-        return None
+    _version_key, _version_number, text, kind, _added, removed = row
     retired_by_then = removed is not None and removed <= citation.revision
     return MemoryEntry(citation, text, kind, "retired" if retired_by_then else "active")
 
@@ -293,21 +276,34 @@ def _citation_resolves(cited: int, head: int, added: int, removed: int | None, r
     return removed is None or cited < removed or removed == retired
 
 
-def _head_version(conn: Conn, scope_id: str, citation: MemoryCitation) -> tuple[int, int, int, int, str]:
-    """(scope_key, head revision, version_key, version_number, kind) of a citation naming a head version."""
-    scope_key, revision = _scope_memory(conn, scope_id, lock=True)
+def _cited_version(
+    conn: Conn, scope_key: int, head_revision: int, citation: MemoryCitation
+) -> tuple[int, int, str, str, int, int | None] | None:
+    """(version_key, version_number, text, kind, added revision, removed revision) of the version
+    a citation names, or None when it names nothing that existed; `EntryErased` for an erased entry."""
     row = conn.execute(
-        "SELECT v.version_key, v.version_number, v.added_revision, v.removed_revision, e.kind, e.retired_revision"
-        " FROM memory_entry_versions v JOIN memory_entries e ON e.scope_key = v.scope_key AND e.entry_id = v.entry_id"
+        "SELECT v.version_key, v.version_number, v.text, e.kind, v.added_revision, v.removed_revision,"
+        " e.retired_revision FROM memory_entry_versions v"
+        " JOIN memory_entries e ON e.scope_key = v.scope_key AND e.entry_id = v.entry_id"
         " WHERE v.scope_key = ? AND v.entry_id = ? AND v.entry_version_id = ?",
         (scope_key, citation.entry_id, citation.entry_version_id),
     ).fetchone()
     if row is None:
         _refuse_erased(conn, scope_key, citation.entry_id)
+        return None
+    *found, retired = row
+    if not _citation_resolves(citation.revision, head_revision, found[4], found[5], retired):
+        return None
+    return (int(found[0]), int(found[1]), str(found[2]), str(found[3]), int(found[4]), found[5])
+
+
+def _head_version(conn: Conn, scope_id: str, citation: MemoryCitation) -> tuple[int, int, int, int, str]:
+    """(scope_key, head revision, version_key, version_number, kind) of a citation naming a head version."""
+    scope_key, revision = _scope_memory(conn, scope_id, lock=True)
+    row = _cited_version(conn, scope_key, revision, citation)
+    if row is None:
         raise EntryNotFound()
-    version_key, version_number, added, removed, kind, retired = row
-    if not _citation_resolves(citation.revision, revision, added, removed, retired):
-        raise EntryNotFound()
+    version_key, version_number, _text, kind, _added, removed = row
     if removed is not None:
         raise RevisionConflict("The citation does not name the entry's current version.")
     return scope_key, revision, version_key, version_number, kind
