@@ -117,6 +117,9 @@ export class PowerContextClient {
   getMemoryEntry(body: Body<"get_memory_entry">) {
     return this.#json("get_memory_entry", { body });
   }
+  getMemoryEntryHistory(body: Body<"get_memory_entry_history">) {
+    return this.#json("get_memory_entry_history", { body });
+  }
   eraseMemoryEntry(body: Body<"erase_memory_entry">) {
     return this.#json("erase_memory_entry", { body });
   }

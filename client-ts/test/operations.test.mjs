@@ -47,6 +47,7 @@ test("every operation answers through its method", async () => {
   assert.equal(batch.citations.length, 2);
   const revised = await pc.reviseMemoryEntry({ scope_id: SCOPE, citation: batch.citations[0], text: "Regenerate with make api-generate, then commit." });
   assert.equal((await pc.getMemoryEntry({ scope_id: SCOPE, citation: revised.citation })).text, revised.text);
+  assert.deepEqual((await pc.getMemoryEntryHistory({ scope_id: SCOPE, entry_id: revised.citation.entry_id })).versions.at(-1).citation, revised.citation);
   assert.equal((await pc.retireMemoryEntry({ scope_id: SCOPE, citation: batch.citations[1] })).state, "retired");
   assert.ok((await pc.listMemoryEntries({ scope_id: SCOPE, limit: 50 })).entries.length >= 2);
   assert.ok((await pc.searchMemory({ scope_id: SCOPE, query: "contract-test" })).hits.length >= 1);

@@ -201,6 +201,16 @@ class SyncMethods:
         revision."""
         return self._call(operations.GET_MEMORY_ENTRY, {'scope_id': scope_id, 'citation': citation})
 
+    def get_memory_entry_history(
+        self,
+        scope_id: str,
+        *,
+        entry_id: str,
+    ) -> models.MemoryEntryHistory:
+        """`POST /v1/memory/entries/history`: Every version of one entry, oldest first, with the revision
+        that replaced or retired each."""
+        return self._call(operations.GET_MEMORY_ENTRY_HISTORY, {'scope_id': scope_id, 'entry_id': entry_id})
+
     def erase_memory_entry(
         self,
         scope_id: str,
@@ -536,6 +546,16 @@ class AsyncMethods:
         """`POST /v1/memory/entries/get`: Exact read of the entry version a citation names, at any past
         revision."""
         return await self._call(operations.GET_MEMORY_ENTRY, {'scope_id': scope_id, 'citation': citation})
+
+    async def get_memory_entry_history(
+        self,
+        scope_id: str,
+        *,
+        entry_id: str,
+    ) -> models.MemoryEntryHistory:
+        """`POST /v1/memory/entries/history`: Every version of one entry, oldest first, with the revision
+        that replaced or retired each."""
+        return await self._call(operations.GET_MEMORY_ENTRY_HISTORY, {'scope_id': scope_id, 'entry_id': entry_id})
 
     async def erase_memory_entry(
         self,

@@ -293,6 +293,39 @@ class ReviseEntryRequest(BaseModel):
     ]
 
 
+class EntryHistoryRequest(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    scope_id: Annotated[
+        StrictStr,
+        Field(
+            description='A caller-chosen Scope id such as `project:demo`: not blank, without control characters, `/` or `%`, so it always stands in a URL path and reads back as written.',
+            max_length=256,
+            min_length=1,
+            pattern='^[^/%\\u0000-\\u001f\\u007f-\\u009f]*[^/%\\u0000-\\u001f\\u007f-\\u009f\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^/%\\u0000-\\u001f\\u007f-\\u009f]*$',
+        ),
+    ]
+    entry_id: Annotated[StrictStr, Field(max_length=128, min_length=1)]
+
+
+class MemoryEntryVersion(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    citation: Annotated[
+        MemoryCitation,
+        Field(description='The version as of the revision that added it; `get_memory_entry` reads it back.'),
+    ]
+    text: StrictStr
+    removed_revision: Annotated[
+        StrictInt | None,
+        Field(
+            description='The revision that replaced or retired this version; null while it is the live head.'
+        ),
+    ]
+
+
 class EntryCitationRequest(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -1181,6 +1214,16 @@ class RememberBatchRequest(BaseModel):
             le=9007199254740991,
         ),
     ] = MISSING
+
+
+class MemoryEntryHistory(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    entry_id: StrictStr
+    kind: StrictStr
+    state: Annotated[Literal['active', 'retired'], Field(description='The entry as of the Memory head.')]
+    versions: list[MemoryEntryVersion]
 
 
 class ReceiptItem(BaseModel):

@@ -361,6 +361,27 @@ GET_MEMORY_ENTRY: Operation[models.MemoryEntry] = Operation(
     summary='Exact read of the entry version a citation names, at any past revision.',
 )
 
+GET_MEMORY_ENTRY_HISTORY: Operation[models.MemoryEntryHistory] = Operation(
+    operation_id='get_memory_entry_history',
+    method='POST',
+    path='/v1/memory/entries/history',
+    access='scope.read',
+    status=200,
+    response_model=models.MemoryEntryHistory,
+    body_model=models.EntryHistoryRequest,
+    body_required=True,
+    responses={
+        200: models.MemoryEntryHistory,
+        401: models.ErrorResponse,
+        403: models.ErrorResponse,
+        404: models.ErrorResponse,
+        410: models.ErrorResponse,
+        422: models.ErrorResponse,
+        503: models.ErrorResponse,
+    },
+    summary='Every version of one entry, oldest first, with the revision that replaced or retired each.',
+)
+
 ERASE_MEMORY_ENTRY: Operation[models.EntryErasure] = Operation(
     operation_id='erase_memory_entry',
     method='POST',
@@ -746,6 +767,7 @@ OPERATIONS: tuple[Operation[BaseModel], ...] = (
     REVISE_MEMORY_ENTRY,
     RETIRE_MEMORY_ENTRY,
     GET_MEMORY_ENTRY,
+    GET_MEMORY_ENTRY_HISTORY,
     ERASE_MEMORY_ENTRY,
     LIST_MEMORY_ENTRIES,
     SEARCH_MEMORY,

@@ -257,6 +257,26 @@ class ScopedContextApplication:
         return responses.memory_entry(entry)
 
     @operation
+    def get_memory_entry_history(
+        self, request: wire.EntryHistoryRequest, *, principal: Principal = FULL_ACCESS
+    ) -> wire.MemoryEntryHistory:
+        versions = self._store.run(memory.memory_entry_history, request.scope_id, request.entry_id)
+        if versions is None:
+            raise EntryNotFound()
+        head, removed = versions[-1]
+        return wire.MemoryEntryHistory(
+            entry_id=request.entry_id,
+            kind=head.kind,
+            state="active" if removed is None else "retired",
+            versions=[
+                wire.MemoryEntryVersion(
+                    citation=responses.citation(entry.citation), text=entry.text, removed_revision=gone
+                )
+                for entry, gone in versions
+            ],
+        )
+
+    @operation
     def list_memory_entries(
         self, request: wire.ListEntriesRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.MemoryEntryList:

@@ -17,6 +17,7 @@ export const OPERATIONS = {
   revise_memory_entry: { method: "POST", path: "/v1/memory/entries/revise", access: "scope.write" },
   retire_memory_entry: { method: "POST", path: "/v1/memory/entries/retire", access: "scope.write" },
   get_memory_entry: { method: "POST", path: "/v1/memory/entries/get", access: "scope.read" },
+  get_memory_entry_history: { method: "POST", path: "/v1/memory/entries/history", access: "scope.read" },
   erase_memory_entry: { method: "POST", path: "/v1/memory/entries/erase", access: "scope.erase" },
   list_memory_entries: { method: "POST", path: "/v1/memory/entries/list", access: "scope.read" },
   search_memory: { method: "POST", path: "/v1/memory/search", access: "scope.read" },

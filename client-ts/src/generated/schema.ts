@@ -229,6 +229,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/memory/entries/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Every version of one entry, oldest first, with the revision that replaced or retired each. */
+        post: operations["get_memory_entry_history"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/memory/entries/erase": {
         parameters: {
             query?: never;
@@ -690,6 +707,27 @@ export interface components {
             scope_id: components["schemas"]["ScopeId"];
             citation: components["schemas"]["MemoryCitation"];
             text: components["schemas"]["MemoryText"];
+        };
+        EntryHistoryRequest: {
+            scope_id: components["schemas"]["ScopeId"];
+            entry_id: string;
+        };
+        MemoryEntryHistory: {
+            entry_id: string;
+            kind: string;
+            /**
+             * @description The entry as of the Memory head.
+             * @enum {string}
+             */
+            state: "active" | "retired";
+            versions: components["schemas"]["MemoryEntryVersion"][];
+        };
+        MemoryEntryVersion: {
+            /** @description The version as of the revision that added it; `get_memory_entry` reads it back. */
+            citation: components["schemas"]["MemoryCitation"];
+            text: string;
+            /** @description The revision that replaced or retired this version; null while it is the live head. */
+            removed_revision: number | null;
         };
         EntryCitationRequest: {
             scope_id: components["schemas"]["ScopeId"];
@@ -1610,6 +1648,36 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MemoryEntry"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            410: components["responses"]["Gone"];
+            422: components["responses"]["InvalidRequest"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    get_memory_entry_history: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EntryHistoryRequest"];
+            };
+        };
+        responses: {
+            /** @description The entry's versions, each cited at the revision that added it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryEntryHistory"];
                 };
             };
             401: components["responses"]["Unauthorized"];

@@ -194,6 +194,30 @@ def get_memory_entry(conn: Conn, scope_id: str, citation: MemoryCitation) -> Mem
 
 
 @reads
+def memory_entry_history(
+    conn: Conn, scope_id: str, entry_id: str
+) -> list[tuple[MemoryEntry, int | None]] | None:
+    """Every version of an entry, oldest first: each as its citation at the revision that added it
+    reads it back, with the revision that replaced or retired it. None for an entry that never
+    existed; `EntryErased` for an erased one."""
+    scope_key, _ = _scope_memory(conn, scope_id)
+    rows = conn.execute(
+        "SELECT v.entry_version_id, v.text, v.added_revision, v.removed_revision, e.kind, e.retired_revision"
+        " FROM memory_entry_versions v"
+        " JOIN memory_entries e ON e.scope_key = v.scope_key AND e.entry_id = v.entry_id"
+        " WHERE v.scope_key = ? AND v.entry_id = ? ORDER BY v.version_number",
+        (scope_key, entry_id),
+    ).fetchall()
+    if not rows:
+        _refuse_erased(conn, scope_key, entry_id)
+        return None
+    return [
+        (MemoryEntry(MemoryCitation(added, entry_id, version_id), text, kind, "active"), removed)
+        for version_id, text, added, removed, kind, _retired in rows
+    ]
+
+
+@reads
 def list_memory_entries(
     conn: Conn, scope_id: str, after_position: int, limit: int
 ) -> list[tuple[int, MemoryEntry]]:
