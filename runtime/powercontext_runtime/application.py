@@ -251,18 +251,16 @@ class ScopedContextApplication:
     def get_memory_entry(
         self, request: wire.EntryCitationRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.MemoryEntry:
-        entry = self._store.run(memory.get_memory_entry, request.scope_id, _citation(request.citation))
-        if entry is None:
-            raise EntryNotFound()
+        entry = _found(
+            self._store.run(memory.get_memory_entry, request.scope_id, _citation(request.citation))
+        )
         return responses.memory_entry(entry)
 
     @operation
     def get_memory_entry_history(
         self, request: wire.EntryHistoryRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.MemoryEntryHistory:
-        versions = self._store.run(memory.memory_entry_history, request.scope_id, request.entry_id)
-        if versions is None:
-            raise EntryNotFound()
+        versions = _found(self._store.run(memory.memory_entry_history, request.scope_id, request.entry_id))
         head, removed = versions[-1]
         return wire.MemoryEntryHistory(
             entry_id=request.entry_id,
@@ -340,9 +338,7 @@ class ScopedContextApplication:
     def get_candidate(
         self, request: wire.CandidateGetRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.Candidate:
-        found = self._store.run(candidates.get_candidate, request.scope_id, request.candidate_id)
-        if found is None:
-            raise EntryNotFound()
+        found = _found(self._store.run(candidates.get_candidate, request.scope_id, request.candidate_id))
         return responses.candidate(found)
 
     @operation
@@ -485,3 +481,10 @@ def _page(rows: Sequence[tuple[int, T]], limit: int, kind: str) -> tuple[list[T]
 
 def _citation(value: wire.MemoryCitation) -> MemoryCitation:
     return MemoryCitation(value.memory_ref.revision, value.entry_id, value.entry_version_id)
+
+
+def _found(value: T | None) -> T:
+    """`value`, or `EntryNotFound` when the store found nothing."""
+    if value is None:
+        raise EntryNotFound()
+    return value
