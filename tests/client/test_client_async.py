@@ -132,6 +132,7 @@ CALLS: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
     ("revise_memory_entry", ("project:demo", CITATION, "new"), {}),
     ("retire_memory_entry", ("project:demo", CITATION), {}),
     ("get_memory_entry", ("project:demo", CITATION), {}),
+    ("get_memory_entry_history", ("project:demo",), {"entry_id": "entry-1"}),
     ("erase_memory_entry", ("project:demo", "entry-1"), {}),
     ("list_memory_entries", ("project:demo",), {"limit": 3}),
     ("search_memory", ("project:demo", "q"), {"limit": 4}),
