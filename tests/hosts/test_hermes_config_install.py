@@ -226,7 +226,7 @@ def test_the_settings_table_names_every_setting_its_file_key_and_default() -> No
         "scope": f"`{DEFAULT_SCOPE}`",
         "max_bytes": f"`{DEFAULT_MAX_BYTES}`",
         "timeout": f"`{MAX_TIMEOUT}`",
-        "assembly": "unset",
+        "assembly": f"`{HOST_DEFAULT_ASSEMBLY}`",
         "capture": "`on`",
     }
     assert set(rows) == {f"`{env_name}`" for env_name, _ in SOURCES.values()}
