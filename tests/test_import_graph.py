@@ -60,6 +60,7 @@ RUNTIME_LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"errors", "models", "config", "cursors", "nudged_thread"}),
     frozenset({"access", "operation"}),
     frozenset({"search"}),
+    frozenset({"vectors"}),
     frozenset({"store"}),
     frozenset({"recall"}),
     frozenset({"prepare"}),
@@ -216,12 +217,12 @@ def test_no_two_runtime_packages_import_each_other() -> None:
         (
             "runtime/powercontext_runtime/store/x.py",
             "from ..recall import pools",
-            "layer 3 may not import layer 4",
+            "layer 4 may not import layer 5",
         ),
         (
             "runtime/powercontext_runtime/store/x.py",
             "if TYPE_CHECKING:\n    from ..prepare import builder",
-            "layer 3 may not import layer 5",
+            "layer 4 may not import layer 6",
         ),
         ("runtime/powercontext_runtime/recall/x.py", "from ..store import base", None),
         (

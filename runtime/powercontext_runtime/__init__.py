@@ -67,6 +67,7 @@ from .store import Store
 
 # A Scope as the store holds it, for those who call the store directly: `store.run(load_scope, id)`.
 from .store.scopes import get_scope as load_scope
+from .vectors import EmbeddingFailed, EmbeddingLeg
 
 __all__ = [
     "FULL_ACCESS",
@@ -79,6 +80,8 @@ __all__ = [
     "ConfigurationError",
     "CopyFailed",
     "CopyRefused",
+    "EmbeddingFailed",
+    "EmbeddingLeg",
     "EntryErased",
     "EntryNotFound",
     "ErrorItem",

@@ -50,6 +50,7 @@ from .recall import (
 )
 from .request_rules import assembly_options, check_references, max_bytes_limits
 from .store import Store, artifacts, candidates, memory, scopes, topics
+from .vectors import EmbeddingLeg
 
 T = TypeVar("T")
 
@@ -72,6 +73,10 @@ class ScopedContextApplication:
         """Call `observer` with every prepare's built context and receipt (prepare and explain),
         after it is built; the server's metrics count candidates and bytes this way."""
         self._prepare_observers = (*self._prepare_observers, observer)
+
+    def use_embeddings(self, leg: EmbeddingLeg) -> None:
+        """Turn on the optional embedding leg of Memory recall (the server does, when configured)."""
+        self._store.use_embeddings(leg)
 
     def close(self) -> None:
         self._store.close()

@@ -27,6 +27,7 @@ from powercontext_api.operations import OPERATIONS
 from powercontext_runtime import ScopedContextApplication, load_access_policy
 
 from .contract_routes import JSON_PATH, contract_routes
+from .embedding_client import EmbeddingClient, embedding_leg
 from .endpoints import endpoint
 from .errors import REQUEST_ID_SCOPE_KEY, response_for
 from .metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
@@ -84,6 +85,11 @@ def create_app(
 
     metrics = Metrics()
     application.observe_prepares(metrics.observe_prepare)
+    if http.embedding is not None:
+        leg = embedding_leg(
+            http.embedding, EmbeddingClient(http.embedding), metrics.observe_embedding_fallback
+        )
+        application.use_embeddings(leg)
 
     async def metrics_text(request: Request) -> Response:
         return Response(metrics.exposition(), media_type=METRICS_CONTENT_TYPE)

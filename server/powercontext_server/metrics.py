@@ -72,6 +72,14 @@ class Metrics:
             registry=self.registry,
         )
 
+        self._embedding_fallbacks = Counter(
+            "powercontext_embedding_fallbacks",
+            "Searches that answered lexically because the query's embedding failed, by reason"
+            " (timeout, unavailable, status, invalid).",
+            ["reason"],
+            registry=self.registry,
+        )
+
     def observe_request(self, operation: str, status: int, seconds: float) -> None:
         labels = (operation, str(status))
         self._child(self._requests, labels).inc()
@@ -97,6 +105,9 @@ class Metrics:
         if child is None:
             child = self._children[key] = metric.labels(*labels)
         return child
+
+    def observe_embedding_fallback(self, reason: str) -> None:
+        self._child(self._embedding_fallbacks, (reason,)).inc()
 
     def observe_store_error(self) -> None:
         self._store_errors.inc()

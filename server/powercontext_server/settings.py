@@ -2,6 +2,9 @@
 limits of its HTTP edge (body and head size, time to send a request and to take an answer,
 requests and connections at once).
 
+The optional embedding endpoint (`EmbeddingSettings`) is the server's too: the Runtime is handed
+a function that calls it (`embedding_client.py`).
+
 Read once from `POWERCONTEXT_SERVER_*` environment variables (flags of `powercontext serve`
 override the address). The Runtime's own settings (store, policies, access) are
 `powercontext_runtime.config.Settings`.
@@ -12,7 +15,7 @@ from __future__ import annotations
 import ipaddress
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from uvicorn.config import LOG_LEVELS
 
@@ -36,6 +39,7 @@ class HttpSettings:
     keep_alive_timeout_s: int = 5
     max_concurrent_requests: int = 256
     max_connections: int = 4096
+    embedding: EmbeddingSettings | None = None  # None: lexical recall only
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> HttpSettings:
@@ -54,6 +58,7 @@ class HttpSettings:
             keep_alive_timeout_s=positive_int(env, "POWERCONTEXT_SERVER_KEEP_ALIVE_TIMEOUT_S", 5),
             max_concurrent_requests=positive_int(env, "POWERCONTEXT_SERVER_MAX_CONCURRENT_REQUESTS", 256),
             max_connections=positive_int(env, "POWERCONTEXT_SERVER_MAX_CONNECTIONS", 4096),
+            embedding=EmbeddingSettings.from_env(env),
         )
         if settings.log_level not in LOG_LEVELS:
             raise ConfigurationError(f"POWERCONTEXT_SERVER_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}.")
@@ -75,6 +80,43 @@ class HttpSettings:
             raise ConfigurationError(
                 f"Access is disabled, so the server only binds to a loopback address, not {self.host}."
             )
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingSettings:
+    """An OpenAI-compatible embeddings endpoint: `url` is its base (`POST {url}/embeddings`)."""
+
+    url: str
+    model: str
+    dimensions: int
+    token: str | None = field(default=None, repr=False)  # never printed
+    # The query's embedding call gives up after this: prepare adds at most about this much.
+    timeout_ms: int = 150
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> EmbeddingSettings | None:
+        """None unless POWERCONTEXT_SERVER_EMBEDDING_URL is set; then model and dimensions too."""
+        url = env.get("POWERCONTEXT_SERVER_EMBEDDING_URL", "")
+        if not url:
+            return None
+        if not url.startswith(("http://", "https://")):
+            raise ConfigurationError("POWERCONTEXT_SERVER_EMBEDDING_URL must start with http:// or https://.")
+        model = env.get("POWERCONTEXT_SERVER_EMBEDDING_MODEL", "")
+        if not model:
+            raise ConfigurationError(
+                "POWERCONTEXT_SERVER_EMBEDDING_MODEL must name the model when an embedding URL is set."
+            )
+        if not env.get("POWERCONTEXT_SERVER_EMBEDDING_DIMENSIONS"):
+            raise ConfigurationError(
+                "POWERCONTEXT_SERVER_EMBEDDING_DIMENSIONS must be set when an embedding URL is set."
+            )
+        return cls(
+            url=url.rstrip("/"),
+            model=model,
+            dimensions=positive_int(env, "POWERCONTEXT_SERVER_EMBEDDING_DIMENSIONS", 0),
+            token=env.get("POWERCONTEXT_SERVER_EMBEDDING_TOKEN") or None,
+            timeout_ms=positive_int(env, "POWERCONTEXT_SERVER_EMBEDDING_TIMEOUT_MS", 150),
+        )
 
 
 def is_loopback(host: str) -> bool:

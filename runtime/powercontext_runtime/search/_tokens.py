@@ -20,7 +20,7 @@ import re
 import threading
 import unicodedata
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import Stemmer
 
@@ -323,6 +323,8 @@ class SearchQuery:
     """Terms to match, any of them; a term with several tokens is a phrase (adjacent tokens)."""
 
     terms: tuple[tuple[str, ...], ...]
+    # The text as asked: what the embedding leg embeds (runtime/vectors).
+    text: str = field(default="", compare=False)
 
     @property
     def is_empty(self) -> bool:
@@ -358,4 +360,4 @@ def parse_query(text: str) -> SearchQuery:
             flush_run()
             add((token.text,))
     flush_run()
-    return SearchQuery(tuple(terms))
+    return SearchQuery(tuple(terms), text)

@@ -9,6 +9,7 @@ from typing import Protocol
 
 from ..models import MemoryHit, ProfileSnapshot, RankedExperience, RankedTopic
 from ..search import SearchQuery
+from ..vectors import EmbeddingLeg
 from .op import P, R, StoreOp
 
 
@@ -17,6 +18,9 @@ class Store(Protocol):
         """Raise `RetrievalUnavailable` unless the database answers."""
 
     def close(self) -> None: ...
+
+    def use_embeddings(self, leg: EmbeddingLeg) -> None:
+        """Fuse the embedding leg into Memory recall and fill in vectors in the background."""
 
     def reading(self) -> AbstractContextManager[None]:
         """Reads on this thread inside the block share one snapshot (prepare reads every family

@@ -30,6 +30,7 @@ TABLES = (
     "memory_revisions",
     "memory_entries",
     "memory_entry_versions",
+    "memory_vectors",
     "memory_erasures",
     "artifact_revisions",
     "artifact_heads",

@@ -270,4 +270,20 @@ MIGRATIONS: tuple[Migration, ...] = (
         ) {_TABLE}
         """,
     ),
+    Migration(
+        11,
+        f"""
+        -- The embedding leg's vectors: as on SQLite (sqlite_schema.py, migration 11).
+        CREATE TABLE memory_vectors (
+            vector_key BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+            version_key BIGINT NOT NULL,
+            scope_key BIGINT NOT NULL,
+            model VARCHAR(256) NOT NULL,
+            dims BIGINT NOT NULL,
+            vector LONGBLOB NOT NULL,
+            UNIQUE KEY memory_vectors_version (version_key, model, dims),
+            KEY memory_vectors_scope (scope_key, model, dims, vector_key)
+        ) {_ORDERED}
+        """,
+    ),
 )

@@ -117,6 +117,7 @@ def delete_scope(conn: Conn, scope_id: str) -> None:
 
 
 _SCOPE_TABLES = (
+    "memory_vectors",
     "scope_references",
     "memory_erasures",
     "memory_revisions",

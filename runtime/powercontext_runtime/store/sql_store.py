@@ -41,6 +41,7 @@ from ..search import (
     ranked_per_scope,
     ranked_reads,
 )
+from ..vectors import EmbeddingLeg, VectorEmbedder, VectorRecall
 from . import (
     artifacts,
     memory,
@@ -64,6 +65,8 @@ class SqlStore:
         self._search = search_mirror or SearchMirror()
         self._merger = IndexMerger(self.merge_index)
         self._writer_gate = WriterGate()
+        self._vectors: VectorRecall | None = None
+        self._embedder: VectorEmbedder | None = None
         self._migrate()
         self._merger.nudge()  # carry on a merge a previous process left unfinished
 
@@ -134,6 +137,8 @@ class SqlStore:
             raise
         if write:
             self._merger.nudge()
+            if self._embedder is not None:
+                self._embedder.nudge()
 
     def _discard(self, conn: Conn) -> None:
         """A broken connection is closed and never reused (the next transaction opens another)."""
@@ -165,8 +170,16 @@ class SqlStore:
         now (an import, a test)."""
         return merge_due(self._transaction, self._writer_gate, stopping)
 
+    def use_embeddings(self, leg: EmbeddingLeg) -> None:
+        """Turn on the embedding leg: Memory recall fuses it in, and a thread fills in vectors."""
+        self._vectors = VectorRecall(leg)
+        self._embedder = VectorEmbedder(leg, self._transaction)
+        self._embedder.nudge()  # embed what is already stored without a vector of this model
+
     def close(self) -> None:
         self._merger.stop()
+        if self._embedder is not None:
+            self._embedder.stop()
         with self._lock:
             for conn in self._connections.values():
                 with suppress(*self._backend.errors):
@@ -215,12 +228,15 @@ class SqlStore:
         terms = query_terms(query)
         if not terms:
             return [[] for _ in scope_ids]
+        vector = self._vectors.query_vector(query.text) if self._vectors is not None else None
         with self._ranked_reads() as (conn, release_mirror):
             scope_rows = scopes.keys_by_id(conn, scope_ids, "memory_revision")
-            ranked = self._ranked_per_scope(
-                conn, scope_ids, scope_rows, MEMORY_FAMILY, terms, limit, merge_cap
-            )
+            cap = merge_cap if vector is None else None  # fused first, then cut to the pool's shares
+            ranked = self._ranked_per_scope(conn, scope_ids, scope_rows, MEMORY_FAMILY, terms, limit, cap)
             release_mirror()
+            if self._vectors is not None and vector is not None:
+                keys = [scope_rows[s][0] if s in scope_rows else None for s in scope_ids]
+                ranked = self._vectors.fuse(conn, keys, ranked, vector, limit, merge_cap)
             versions = memory.head_versions(conn, [k for ks in ranked for k, _ in ks])
         return [
             [

@@ -283,4 +283,22 @@ MIGRATIONS: tuple[Migration, ...] = (
         ) WITHOUT ROWID
         """,
     ),
+    Migration(
+        11,
+        """
+        -- The embedding leg's vectors (runtime/vectors): one per head entry version and model, filled
+        -- in by the background embedder; a float32 little-endian blob of `dims` values. AUTOINCREMENT:
+        -- keys never come back, so a Scope's (count, largest key) names its set of vectors.
+        CREATE TABLE memory_vectors (
+            vector_key INTEGER PRIMARY KEY AUTOINCREMENT,
+            version_key INTEGER NOT NULL,
+            scope_key INTEGER NOT NULL,
+            model TEXT NOT NULL,
+            dims INTEGER NOT NULL,
+            vector BLOB NOT NULL,
+            UNIQUE (version_key, model, dims)
+        );
+        CREATE INDEX memory_vectors_scope ON memory_vectors (scope_key, model, dims, vector_key)
+        """,
+    ),
 )

@@ -1,0 +1,25 @@
+"""The optional embedding leg of Memory recall (docs/search-index.md, "Embedding leg").
+
+Off unless the server is given an embedding endpoint. `leg` holds what the server hands in (an
+`Embed` function, the model and its dimensions); `rows` the SQL of stored vectors (one per head
+entry version and model); `embedder` the background thread that fills them; `scope_index` the
+exact cosine search over a Scope's vectors held in memory; `fusion` the reciprocal-rank fusion of
+the lexical and the vector ranking. The store calls `VectorRecall.fuse` at one place
+(`SqlStore.search_memory`).
+"""
+
+from .embedder import VectorEmbedder
+from .fusion import RRF_K, fuse, round_robin_shares
+from .leg import Embed, EmbeddingFailed, EmbeddingLeg
+from .recall import VectorRecall
+
+__all__ = [
+    "RRF_K",
+    "Embed",
+    "EmbeddingFailed",
+    "EmbeddingLeg",
+    "VectorEmbedder",
+    "VectorRecall",
+    "fuse",
+    "round_robin_shares",
+]

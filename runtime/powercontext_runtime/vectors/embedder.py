@@ -1,0 +1,75 @@
+"""Fills in vectors off the write path: a thread of the store's own, nudged by every write.
+
+Its queue is the database itself: head versions without a vector of the configured model, in
+version order (`rows.pending`). A batch is embedded outside any transaction and stored in one
+short write per Scope; the unique key keeps a version from being stored twice when two servers
+share the database. An endpoint that fails leaves the queue as it was: the thread tries again
+after RETRY_S (and at the next write), so nothing is lost across an outage or a restart.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from itertools import groupby
+
+from ..nudged_thread import NudgedThread
+from ..search import Conn
+from . import rows
+from .leg import EmbeddingFailed, EmbeddingLeg
+
+COALESCE_S = 0.05
+RETRY_S = 5.0
+
+logger = logging.getLogger("powercontext.store")
+
+Transaction = Callable[[bool], AbstractContextManager[Conn]]
+
+
+class VectorEmbedder(NudgedThread):
+    def __init__(self, leg: EmbeddingLeg, transaction: Transaction) -> None:
+        super().__init__("powercontext-embedder", COALESCE_S, join_s=10)
+        self._leg = leg
+        self._transaction = transaction
+        self._after = 0  # versions up to here have their vector (versions only ever get larger keys)
+        self._retry: threading.Timer | None = None
+
+    def _work(self) -> None:
+        try:
+            while not self.stopping() and self.embed_next():
+                pass
+        except EmbeddingFailed as exc:
+            logger.warning("the embedding endpoint failed (%s); retrying in %.0f s", exc.reason, RETRY_S)
+            self._retry_later()
+        except Exception:  # the database was busy or away: try again later
+            logger.warning("a vector batch failed; retrying", exc_info=True)
+            self._retry_later()
+
+    def embed_next(self) -> bool:
+        """Embed and store the next batch of the queue; False when the queue is empty."""
+        with self._transaction(False) as conn:
+            batch = rows.pending(conn, self._leg.model, self._leg.dims, self._after, self._leg.batch_size)
+        if not batch:
+            return False
+        vectors = self._leg.vectors([text for _, _, text in batch], self._leg.batch_timeout_s)
+        at = 0
+        for scope_key, group in groupby(batch, key=lambda row: row[1]):
+            keys = [key for key, _, _ in group]
+            with self._transaction(True) as conn:
+                rows.save(conn, scope_key, self._leg.model, keys, vectors[at : at + len(keys)])
+            at += len(keys)
+        self._after = batch[-1][0]
+        return True
+
+    def _retry_later(self) -> None:
+        if self._retry is not None:
+            self._retry.cancel()
+        self._retry = threading.Timer(RETRY_S, self.nudge)
+        self._retry.daemon = True
+        self._retry.start()
+
+    def _last(self) -> None:
+        if self._retry is not None:
+            self._retry.cancel()

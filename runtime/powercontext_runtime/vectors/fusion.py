@@ -1,0 +1,45 @@
+"""Reciprocal-rank fusion of the lexical and the vector ranking of one Scope (pure functions)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+# Tuned on LoCoMo conversations 1-5 (docs/evaluation.md): the usual 60 flattens a 16-deep list.
+RRF_K = 60.0
+# The vector leg's weight against the lexical leg's 1.
+VECTOR_WEIGHT = 1.0
+
+
+def fuse(
+    lexical: Sequence[int],
+    semantic: Sequence[int],
+    limit: int,
+    k: float = RRF_K,
+    vector_weight: float = VECTOR_WEIGHT,
+) -> list[tuple[int, float]]:
+    """Keys of both rankings by fused score 1/(k+rank) (+ weight/(k+rank)), best first, at most
+    `limit`. Ties keep the lexical order, then the newer key first, as lexical ties do."""
+    scores: dict[int, float] = {}
+    lexical_rank = {key: rank for rank, key in enumerate(lexical)}
+    for rank, key in enumerate(lexical):
+        scores[key] = 1.0 / (k + rank + 1)
+    for rank, key in enumerate(semantic):
+        scores[key] = scores.get(key, 0.0) + vector_weight / (k + rank + 1)
+    unranked = len(lexical)
+    order = sorted(scores, key=lambda key: (-scores[key], lexical_rank.get(key, unranked), -key))
+    return [(key, scores[key]) for key in order[:limit]]
+
+
+def round_robin_shares(lengths: Sequence[int], cap: int | None) -> list[int]:
+    """How many of each Scope's hits (`lengths`, in Scope order) a round-robin merge of them all,
+    stopped at `cap`, takes."""
+    if cap is None:
+        return list(lengths)
+    taken = [0] * len(lengths)
+    total = 0
+    for i in range(max(lengths, default=0)):
+        for scope, length in enumerate(lengths):
+            if i < length and total < cap:
+                taken[scope] += 1
+                total += 1
+    return taken

@@ -1,0 +1,64 @@
+"""What the server hands the Runtime to turn on the embedding leg: a function that embeds texts
+within a deadline, the model's name and dimensions, and a callback counting fallbacks.
+
+The Runtime imports no HTTP code: the server's `embedding_client` speaks to the endpoint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from ..errors import PowerContextError
+
+Vectors = npt.NDArray[np.float32]
+
+
+class EmbeddingFailed(PowerContextError):
+    """The endpoint was slow, down or answered something unusable; `reason` names which."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"embedding failed: {reason}")
+        self.reason = reason
+
+
+# texts, deadline in seconds -> one float32 row per text; raises EmbeddingFailed.
+Embed = Callable[[Sequence[str], float], Vectors]
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingLeg:
+    embed: Embed
+    model: str
+    dims: int
+    query_timeout_s: float
+    batch_timeout_s: float = 30.0
+    batch_size: int = 64
+    on_fallback: Callable[[str], None] = lambda reason: None
+
+    def vectors(self, texts: Sequence[str], timeout_s: float) -> Vectors:
+        """The texts' vectors, checked against the configured dimensions."""
+        found = self.embed(texts, timeout_s)
+        if found.shape != (len(texts), self.dims) or not np.isfinite(found).all():
+            raise EmbeddingFailed("invalid")
+        return found
+
+    def query_vector(self, text: str) -> Vectors | None:
+        """The query's unit vector, or None (counted) when the endpoint fails within the deadline:
+        recall then answers lexically."""
+        try:
+            found = self.vectors([text], self.query_timeout_s)[0]
+        except EmbeddingFailed as exc:
+            self.on_fallback(exc.reason)
+            return None
+        return unit(found)
+
+
+def unit(vectors: Vectors) -> Vectors:
+    """Rows scaled to length 1 (a zero row stays zero), so a dot product is the cosine."""
+    norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
+    scaled: Vectors = np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
+    return scaled.astype(np.float32)

@@ -1,0 +1,41 @@
+"""The embedding leg at recall: the query's vector before the read, then each Scope's lexical
+ranking fused with its vector ranking inside the read's snapshot."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..search import Conn
+from .fusion import fuse, round_robin_shares
+from .leg import EmbeddingLeg, Vectors
+from .scope_index import ScopeIndex
+
+Ranked = list[list[tuple[int, float]]]
+
+
+class VectorRecall:
+    def __init__(self, leg: EmbeddingLeg) -> None:
+        self.leg = leg
+        self._index = ScopeIndex(leg.model, leg.dims)
+
+    def query_vector(self, text: str) -> Vectors | None:
+        """None when the query is blank or the endpoint failed (recall answers lexically)."""
+        return self.leg.query_vector(text) if text.strip() else None
+
+    def fuse(
+        self,
+        conn: Conn,
+        scope_keys: Sequence[int | None],
+        lexical: Ranked,
+        query: Vectors,
+        limit: int,
+        merge_cap: int | None,
+    ) -> Ranked:
+        """Each Scope's `limit` best by reciprocal rank of both legs, cut to its share of a
+        round-robin merge capped at `merge_cap` (the pool rule lexical recall follows)."""
+        fused = []
+        for scope_key, ranked in zip(scope_keys, lexical, strict=True):
+            semantic = [] if scope_key is None else self._index.top(conn, scope_key, query, limit)
+            fused.append(fuse([key for key, _ in ranked], semantic, limit))
+        shares = round_robin_shares([len(hits) for hits in fused], merge_cap)
+        return [hits[:share] for hits, share in zip(fused, shares, strict=True)]

@@ -1,0 +1,65 @@
+"""Exact cosine search over each Scope's stored vectors, held in memory per Scope.
+
+A Scope's copy is checked against the database's (count, largest key) on every search (one
+indexed aggregate); new rows are appended, and a copy that lost rows (a revise, retire or erase
+elsewhere) is read again. The ranking is a float32 matrix product, then an order by similarity
+and, for equal ones, the newer version first: the same bytes on every backend give the same order.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from ..search import Conn
+from . import rows
+from .leg import Vectors, unit
+
+
+@dataclass(frozen=True, slots=True)
+class _ScopeVectors:
+    stamp: tuple[int, int]
+    version_keys: npt.NDArray[np.int64]
+    matrix: Vectors  # unit rows
+
+
+class ScopeIndex:
+    def __init__(self, model: str, dims: int) -> None:
+        self._model = model
+        self._dims = dims
+        self._lock = threading.Lock()
+        self._scopes: dict[int, _ScopeVectors] = {}
+
+    def top(self, conn: Conn, scope_key: int, query: Vectors, limit: int) -> list[int]:
+        """The Scope's version keys most similar to the unit vector `query`, best first."""
+        held = self._current(conn, scope_key)
+        if not len(held.version_keys) or limit <= 0:
+            return []
+        similarity = held.matrix @ query
+        order = np.lexsort((-held.version_keys, -similarity))[:limit]
+        return [int(key) for key in held.version_keys[order]]
+
+    def _current(self, conn: Conn, scope_key: int) -> _ScopeVectors:
+        stamp = rows.stamp(conn, scope_key, self._model, self._dims)
+        with self._lock:
+            held = self._scopes.get(scope_key)
+        if held is not None and held.stamp == stamp:
+            return held
+        after = held.stamp[1] if held is not None and held.stamp[0] <= stamp[0] else 0
+        _, keys, vectors = rows.since(conn, scope_key, self._model, self._dims, after)
+        if after:
+            assert held is not None
+            version_keys = np.concatenate([held.version_keys, np.asarray(keys, dtype=np.int64)])
+            matrix = np.concatenate([held.matrix, unit(vectors)])
+        else:
+            version_keys, matrix = np.asarray(keys, dtype=np.int64), unit(vectors)
+        if len(version_keys) != stamp[0]:  # rows went away as others came: read them all again
+            _, keys, vectors = rows.since(conn, scope_key, self._model, self._dims, 0)
+            version_keys, matrix = np.asarray(keys, dtype=np.int64), unit(vectors)
+        fresh = _ScopeVectors(stamp, version_keys, matrix)
+        with self._lock:
+            self._scopes[scope_key] = fresh
+        return fresh

@@ -1,0 +1,67 @@
+"""The client of an OpenAI-compatible embeddings endpoint (`POST {url}/embeddings`), as the
+Runtime's `Embed` function: texts in, one float32 row per text out, or `EmbeddingFailed` naming
+why (timeout, down, status, invalid). Each call has its own deadline; nothing is retried here (the
+query falls back to lexical recall, the background embedder tries again later)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+import numpy as np
+
+from powercontext_runtime import EmbeddingFailed, EmbeddingLeg
+
+from .settings import EmbeddingSettings
+
+# The background embedder's batches: texts per call and the time one call may take.
+BATCH_SIZE = 64
+BATCH_TIMEOUT_S = 60.0
+
+
+class EmbeddingClient:
+    def __init__(self, settings: EmbeddingSettings) -> None:
+        headers = {"Authorization": f"Bearer {settings.token}"} if settings.token else {}
+        self._settings = settings
+        self._http = httpx.Client(base_url=settings.url, headers=headers, trust_env=False)
+
+    def embed(self, texts: Sequence[str], timeout_s: float) -> np.ndarray[Any, np.dtype[np.float32]]:
+        body = {"model": self._settings.model, "input": list(texts)}
+        try:
+            response = self._http.post("/embeddings", json=body, timeout=timeout_s)
+        except httpx.TimeoutException as exc:
+            raise EmbeddingFailed("timeout") from exc
+        except httpx.HTTPError as exc:
+            raise EmbeddingFailed("unavailable") from exc
+        if response.status_code != 200:
+            raise EmbeddingFailed("status")
+        return _vectors(response, len(texts))
+
+    def close(self) -> None:
+        self._http.close()
+
+
+def _vectors(response: httpx.Response, count: int) -> np.ndarray[Any, np.dtype[np.float32]]:
+    """The answer's `data[].embedding`, in `index` order; `EmbeddingFailed("invalid")` unless
+    there is exactly one list of numbers per text."""
+    try:
+        data = response.json()["data"]
+        rows = sorted(data, key=lambda item: int(item["index"]))
+        if [int(item["index"]) for item in rows] != list(range(count)):
+            raise ValueError("indexes")
+        return np.asarray([item["embedding"] for item in rows], dtype=np.float32)
+    except (ValueError, TypeError, KeyError) as exc:
+        raise EmbeddingFailed("invalid") from exc
+
+
+def embedding_leg(settings: EmbeddingSettings, client: EmbeddingClient, on_fallback: Any) -> EmbeddingLeg:
+    return EmbeddingLeg(
+        embed=client.embed,
+        model=settings.model,
+        dims=settings.dimensions,
+        query_timeout_s=settings.timeout_ms / 1000,
+        batch_timeout_s=BATCH_TIMEOUT_S,
+        batch_size=BATCH_SIZE,
+        on_fallback=on_fallback,
+    )

@@ -1,0 +1,68 @@
+"""The embedding leg's fixtures: the real model behind the loopback OpenAI-compatible server
+(`devtools.embedding_server`), once per session, and what tests read of stored vectors."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import pytest
+
+from devtools.embedding_server import DIMENSIONS, MODEL, EmbeddingServer, wordllama_embed
+from powercontext_runtime import backend_for
+
+
+@pytest.fixture(scope="session")
+def model_embed() -> Callable[[Sequence[str]], Any]:
+    return wordllama_embed()
+
+
+@pytest.fixture(scope="session")
+def model_server(model_embed: Callable[[Sequence[str]], Any]) -> Iterator[EmbeddingServer]:
+    with EmbeddingServer(model_embed) as server:
+        yield server
+
+
+Rows = list[tuple[str, str, int, bytes]]
+
+
+def leg_env(url: str, model: str = MODEL, dims: int = DIMENSIONS, **more: str) -> dict[str, str]:
+    return {
+        "POWERCONTEXT_SERVER_EMBEDDING_URL": url,
+        "POWERCONTEXT_SERVER_EMBEDDING_MODEL": model,
+        "POWERCONTEXT_SERVER_EMBEDDING_DIMENSIONS": str(dims),
+        **more,
+    }
+
+
+def stored_vectors(server: Any) -> Rows:
+    """(entry_version_id, model, dims, vector bytes) of every stored vector, read from the database."""
+    backend = backend_for(server.application.settings.database_url)
+    conn = backend.connect()
+    try:
+        backend.begin(conn, False)
+        rows = conn.execute(
+            "SELECT v.entry_version_id, m.model, m.dims, m.vector FROM memory_vectors m"
+            " LEFT JOIN memory_entry_versions v ON v.version_key = m.version_key ORDER BY m.vector_key"
+        ).fetchall()
+        backend.commit(conn)
+    finally:
+        backend.close(conn)
+        backend.stop()
+    return [(str(r[0]), str(r[1]), int(r[2]), bytes(r[3])) for r in rows]
+
+
+def wait_for_vectors(server: Any, count: int, model: str = MODEL) -> Rows:
+    """The stored vectors once `count` of `model` are there (the embedder works in the background)."""
+    return wait_until(server, lambda rows: len([row for row in rows if row[1] == model]) >= count)
+
+
+def wait_until(server: Any, done: Callable[[Rows], bool]) -> Rows:
+    """The stored vectors once `done` holds for them (or after a minute: the caller's assertion fails)."""
+    deadline = time.monotonic() + 60
+    while True:
+        found = stored_vectors(server)
+        if done(found) or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
