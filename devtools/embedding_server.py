@@ -74,6 +74,9 @@ class EmbeddingServer:
 def _handler(embed: Embed, model: str) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # Headers and body go out in two writes: with Nagle's algorithm the body waits for the
+        # client's delayed ACK (some 40 ms a request).
+        disable_nagle_algorithm = True
 
         def do_POST(self) -> None:
             if self.path != "/v1/embeddings":

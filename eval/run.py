@@ -38,7 +38,7 @@ from devtools.server_process import ServerProcess
 from powercontext_api.models import PreparedContext, PreparedContextExplanation
 from powercontext_client import PowerContextClient
 
-from . import format_ablation, model_step
+from . import format_ablation, hybrid, model_step
 from .evidence import whole_entries
 from .locomo import Conversation, DataError, data_path, load, load_locomo
 from .model_step import Model
@@ -238,17 +238,69 @@ def model_scorer(model: Model, http: httpx.Client) -> Scorer:
 
 
 def evaluate(
-    conversations: Sequence[Conversation], budgets: Sequence[int], work: Path, model: Model | None = None
+    conversations: Sequence[Conversation],
+    budgets: Sequence[int],
+    work: Path,
+    model: Model | None = None,
+    options: RunOptions | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The runs of every configuration and budget, and ablation A (format) on the same data. With a
-    model, it answers every question of one configuration from the injected text."""
+    model, it answers every question of one configuration from the injected text. With the hybrid
+    leg, its configurations run again on a server with the embedding leg on (keys `...+hybrid`)."""
+    options = options or RunOptions()
+    configs = [c for c in CONFIGS if options.configs is None or c.key in options.configs]
     url = f"sqlite:///{work / 'eval.sqlite3'}"
-    server = ServerProcess(url, work / "server.log")
+    results: list[dict[str, Any]] = []
+    if options.lexical:
+        results += _server_runs(conversations, budgets, work, url, configs, model)
+    if options.hybrid:
+        chosen = [c for c in configs if c.key in hybrid.HYBRID_CONFIGS]
+        renamed = [
+            dataclasses.replace(c, key=c.key + hybrid.SUFFIX, label=c.label + ", hybrid") for c in chosen
+        ]
+        with hybrid.model_env(options.fusion_k, options.weight) as env:
+            results += _server_runs(
+                conversations,
+                budgets,
+                work / "hybrid",
+                f"sqlite:///{work / 'hybrid.sqlite3'}",
+                renamed,
+                None,
+                env,
+            )
+    if not options.lexical:  # the ablation reads the lexical run's database
+        return results, {}
+    ablation = format_ablation.compare(url, [(scope_of(c), c) for c in conversations], count_tokens)
+    return results, ablation
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    configs: frozenset[str] | None = None  # None: every configuration
+    lexical: bool = True
+    hybrid: bool = False
+    fusion_k: int | None = None  # the hybrid server's fusion settings (None: its defaults)
+    weight: float | None = None
+
+
+def _server_runs(
+    conversations: Sequence[Conversation],
+    budgets: Sequence[int],
+    work: Path,
+    url: str,
+    configs: Sequence[Config],
+    model: Model | None,
+    env: dict[str, str] | None = None,
+) -> list[dict[str, Any]]:
+    work.mkdir(parents=True, exist_ok=True)
+    server = ServerProcess(url, work / "server.log", extra_env=env)
     results: list[dict[str, Any]] = []
     try:
         with PowerContextClient(f"http://127.0.0.1:{server.port}", timeout=60) as pc, httpx.Client() as http:
             seeded = [(c, seed(pc, c)) for c in conversations]
-            for config in CONFIGS:
+            if env is not None:
+                hybrid.wait_embedded(url)
+            for config in configs:
                 for budget in budgets:
                     answering = model is not None and (config.key, budget) == (MODEL_CONFIG, MODEL_BUDGET)
                     scorer = model_scorer(model, http) if answering and model is not None else None
@@ -257,25 +309,49 @@ def evaluate(
                         for c, turn_of in seeded
                         for row in run_questions(pc, c, turn_of, config, budget, scorer)
                     ]
-                    for split in ("all", "dev", "test"):
-                        chosen = [(c, r) for c, r in rows if split == "all" or c.split == split]
-                        for category in (None, 1, 2, 3, 4, 5):
-                            picked = [r for _, r in chosen if category is None or r["category"] == category]
-                            if picked:
-                                results.append(
-                                    {
-                                        "config": config.key,
-                                        "budget": budget,
-                                        "split": split,
-                                        "category": category,
-                                        **summarise(picked),
-                                    }
-                                )
+                    results += _summaries(config, budget, rows)
                     print(f"{config.key} at {budget} B done", file=sys.stderr, flush=True)
+            if env is not None and (
+                failed := hybrid.fallbacks(http.get(f"http://127.0.0.1:{server.port}/metrics").text)
+            ):
+                raise RuntimeError(f"{failed} hybrid searches fell back to lexical recall")
     finally:
         server.stop()
-    ablation = format_ablation.compare(url, [(scope_of(c), c) for c in conversations], count_tokens)
-    return results, ablation
+    return results
+
+
+def _summaries(
+    config: Config, budget: int, rows: Sequence[tuple[Conversation, dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """One summary per split (all, dev, test) and category (all, then each)."""
+    found = []
+    for split in ("all", "dev", "test"):
+        chosen = [(c, r) for c, r in rows if split == "all" or c.split == split]
+        for category in (None, 1, 2, 3, 4, 5):
+            picked = [r for _, r in chosen if category is None or r["category"] == category]
+            if picked:
+                found.append(
+                    {
+                        "config": config.key,
+                        "budget": budget,
+                        "split": split,
+                        "category": category,
+                        **summarise(picked),
+                    }
+                )
+    return found
+
+
+def _config(key: str) -> Config:
+    return next(c for c in CONFIGS if c.key == key.removesuffix(hybrid.SUFFIX))
+
+
+def _label(key: str) -> str:
+    return _config(key).label + (", hybrid" if key.endswith(hybrid.SUFFIX) else "")
+
+
+def _group(key: str) -> str:
+    return "hybrid" if key.endswith(hybrid.SUFFIX) else _config(key).group
 
 
 def commit() -> str:
@@ -313,7 +389,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="OpenAI-compatible base URL for the model step (POWERCONTEXT_EVAL_MODEL_URL; none: no step)",
     )
     parser.add_argument("--model", default=os.environ.get("POWERCONTEXT_EVAL_MODEL", "default"))
+    parser.add_argument(
+        "--legs",
+        default="lexical,hybrid",
+        help="lexical, hybrid (the embedding leg, with the bundled model on loopback) or both",
+    )
+    parser.add_argument("--configs", default=None, help="comma-separated configuration keys (default: all)")
+    parser.add_argument("--fusion-k", type=int, default=None, help="the hybrid server's fusion constant")
+    parser.add_argument("--weight", type=float, default=None, help="the hybrid server's vector weight")
     args = parser.parse_args(argv)
+    legs = set(args.legs.split(","))
+    options = RunOptions(
+        configs=frozenset(args.configs.split(",")) if args.configs else None,
+        lexical="lexical" in legs,
+        hybrid="hybrid" in legs,
+        fusion_k=args.fusion_k,
+        weight=args.weight,
+    )
     try:
         every = load(args.data) if args.data else load_locomo()
     except DataError as error:
@@ -330,7 +422,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     budgets = [int(b) for b in args.budgets.split(",")]
     started, load_before = time.perf_counter(), os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="pc-eval-") as scratch:
-        runs, ablation = evaluate(conversations, budgets, Path(scratch), model)
+        runs, ablation = evaluate(conversations, budgets, Path(scratch), model, options)
     report = {
         "generated": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         "commit": commit(),
@@ -349,8 +441,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "turns": sum(len(c.turns) for c in conversations),
             "questions": sum(len(c.questions) for c in conversations),
         },
-        "configs": {c.key: c.label for c in CONFIGS},
-        "groups": {c.key: c.group for c in CONFIGS},
+        "configs": {r["config"]: _label(r["config"]) for r in runs},
+        "groups": {r["config"]: _group(r["config"]) for r in runs},
         "tokenizer": "o200k_base (bpe-openai)",
         "model": None
         if model is None

@@ -67,11 +67,13 @@ from .store import Store
 
 # A Scope as the store holds it, for those who call the store directly: `store.run(load_scope, id)`.
 from .store.scopes import get_scope as load_scope
-from .vectors import EmbeddingFailed, EmbeddingLeg
+from .vectors import RRF_K, VECTOR_WEIGHT, EmbeddingFailed, EmbeddingLeg
 
 __all__ = [
     "FULL_ACCESS",
     "MAX_EXPORT_LINE_BYTES",
+    "RRF_K",
+    "VECTOR_WEIGHT",
     "AccessPolicy",
     "Action",
     "AssemblyOptions",

@@ -64,4 +64,6 @@ def embedding_leg(settings: EmbeddingSettings, client: EmbeddingClient, on_fallb
         batch_timeout_s=BATCH_TIMEOUT_S,
         batch_size=BATCH_SIZE,
         on_fallback=on_fallback,
+        rrf_k=settings.fusion_k,
+        vector_weight=settings.vector_weight,
     )

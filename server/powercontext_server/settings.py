@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from uvicorn.config import LOG_LEVELS
 
-from powercontext_runtime import AccessPolicy, ConfigurationError, positive_int
+from powercontext_runtime import RRF_K, VECTOR_WEIGHT, AccessPolicy, ConfigurationError, positive_int
 
 from .logs import LOG_FORMATS
 
@@ -92,6 +92,9 @@ class EmbeddingSettings:
     token: str | None = field(default=None, repr=False)  # never printed
     # The query's embedding call gives up after this: prepare adds at most about this much.
     timeout_ms: int = 150
+    # Reciprocal-rank fusion: the constant k and the vector leg's weight against the lexical 1.
+    fusion_k: int = RRF_K
+    vector_weight: float = VECTOR_WEIGHT
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> EmbeddingSettings | None:
@@ -116,7 +119,22 @@ class EmbeddingSettings:
             dimensions=positive_int(env, "POWERCONTEXT_SERVER_EMBEDDING_DIMENSIONS", 0),
             token=env.get("POWERCONTEXT_SERVER_EMBEDDING_TOKEN") or None,
             timeout_ms=positive_int(env, "POWERCONTEXT_SERVER_EMBEDDING_TIMEOUT_MS", 150),
+            fusion_k=positive_int(env, "POWERCONTEXT_SERVER_EMBEDDING_FUSION_K", RRF_K),
+            vector_weight=_weight(env, "POWERCONTEXT_SERVER_EMBEDDING_WEIGHT", VECTOR_WEIGHT),
         )
+
+
+def _weight(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name) or ""
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not (0 < value <= 100):  # NaN fails too
+        raise ConfigurationError(f"{name} must be a number above 0 and at most 100.")
+    return value
 
 
 def is_loopback(host: str) -> bool:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from eval import model_step, report, run
+from eval import hybrid, model_step, report, run
 from eval.locomo import PATH_ENV, load
 
 from ..hosts.fakes import Received, RecordingServer, Reply
@@ -39,10 +39,12 @@ def test_the_smoke_data_runs_every_configuration_and_budget(tmp_path: Path) -> N
         "questions": len(questions),
     }
     index = {(r["config"], r["budget"], r["split"], r["category"]): r for r in results["runs"]}
-    assert {(c, b) for c, b, _, _ in index} == {(c.key, b) for c in run.CONFIGS for b in run.BUDGETS}
-    for config in run.CONFIGS:
+    # The hybrid leg (the embedding model on loopback) runs its configurations again.
+    keys = [c.key for c in run.CONFIGS] + [key + hybrid.SUFFIX for key in hybrid.HYBRID_CONFIGS]
+    assert {(c, b) for c, b, _, _ in index} == {(key, b) for key in keys for b in run.BUDGETS}
+    for key in keys:
         for budget in run.BUDGETS:
-            overall = index[config.key, budget, "all", None]
+            overall = index[key, budget, "all", None]
             assert overall["questions"] == len(questions)
             assert overall["gold_turns"] == sum(len(q.evidence) for _, q in questions)
             assert 0 < overall["evidence_recall"] <= 1 and 0 <= overall["all_evidence"] <= 1
@@ -50,14 +52,14 @@ def test_the_smoke_data_runs_every_configuration_and_budget(tmp_path: Path) -> N
             assert overall["latency_p50_ms"] <= overall["latency_p95_ms"]
             for split in ("dev", "test"):
                 in_split = [q for s, q in questions if s == split]
-                assert index[config.key, budget, split, None]["questions"] == len(in_split)
+                assert index[key, budget, split, None]["questions"] == len(in_split)
             for category in {q.category for _, q in questions}:
                 picked = [q for _, q in questions if q.category == category]
-                assert index[config.key, budget, "all", category]["questions"] == len(picked)
+                assert index[key, budget, "all", category]["questions"] == len(picked)
     formats = results["format_ablation"]
     assert 0 < formats["markdown"]["documents"] == formats["legacy"]["documents"] <= len(questions)
     block = report.render(results)
-    assert "Memory only, limit 8" in block and "Ablation A" in block
+    assert "Memory only, limit 8" in block and "Ablation A" in block and "Lexical and hybrid" in block
     assert f"dev = conversations {report.span(dev)},\ntest = {report.span(test)}." in block
     assert results["machine"]["cpus"] == os.cpu_count() and len(results["machine"]["load_average"]) == 2
     assert f"on {os.cpu_count()} CPUs." in block

@@ -9,12 +9,13 @@ the lexical and the vector ranking. The store calls `VectorRecall.fuse` at one p
 """
 
 from .embedder import VectorEmbedder
-from .fusion import RRF_K, fuse, round_robin_shares
+from .fusion import RRF_K, VECTOR_WEIGHT, fuse, round_robin_shares
 from .leg import Embed, EmbeddingFailed, EmbeddingLeg
 from .recall import VectorRecall
 
 __all__ = [
     "RRF_K",
+    "VECTOR_WEIGHT",
     "Embed",
     "EmbeddingFailed",
     "EmbeddingLeg",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 # Tuned on LoCoMo conversations 1-5 (docs/evaluation.md): the usual 60 flattens a 16-deep list.
-RRF_K = 60.0
+RRF_K = 60
 # The vector leg's weight against the lexical leg's 1.
 VECTOR_WEIGHT = 1.0
 

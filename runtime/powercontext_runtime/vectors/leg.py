@@ -13,6 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import PowerContextError
+from .fusion import RRF_K, VECTOR_WEIGHT
 
 Vectors = npt.NDArray[np.float32]
 
@@ -38,6 +39,8 @@ class EmbeddingLeg:
     batch_timeout_s: float = 30.0
     batch_size: int = 64
     on_fallback: Callable[[str], None] = lambda reason: None
+    rrf_k: float = RRF_K
+    vector_weight: float = VECTOR_WEIGHT
 
     def vectors(self, texts: Sequence[str], timeout_s: float) -> Vectors:
         """The texts' vectors, checked against the configured dimensions."""

@@ -36,6 +36,8 @@ class VectorRecall:
         fused = []
         for scope_key, ranked in zip(scope_keys, lexical, strict=True):
             semantic = [] if scope_key is None else self._index.top(conn, scope_key, query, limit)
-            fused.append(fuse([key for key, _ in ranked], semantic, limit))
+            fused.append(
+                fuse([key for key, _ in ranked], semantic, limit, self.leg.rrf_k, self.leg.vector_weight)
+            )
         shares = round_robin_shares([len(hits) for hits in fused], merge_cap)
         return [hits[:share] for hits, share in zip(fused, shares, strict=True)]
