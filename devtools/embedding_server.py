@@ -126,12 +126,14 @@ def _handler(embed: Embed, model: str) -> type[BaseHTTPRequestHandler]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Serve the bundled WordLlama model on 127.0.0.1.")
-    parser.add_argument("--port", type=int, default=8100)
+    parser.add_argument("--port", type=int, default=0, help="default: a free port")
     args = parser.parse_args(argv)
-    with EmbeddingServer(wordllama_embed(), port=args.port) as server:
+    name, dimensions = MODEL, DIMENSIONS
+    with EmbeddingServer(wordllama_embed(), model=name, port=args.port) as server:
+        # The settings of a server that uses it, one per line (the evaluation reads them).
         print(f"POWERCONTEXT_SERVER_EMBEDDING_URL={server.url}", flush=True)
-        print(f"POWERCONTEXT_SERVER_EMBEDDING_MODEL={MODEL}", flush=True)
-        print(f"POWERCONTEXT_SERVER_EMBEDDING_DIMENSIONS={DIMENSIONS}", flush=True)
+        print(f"POWERCONTEXT_SERVER_EMBEDDING_MODEL={name}", flush=True)
+        print(f"POWERCONTEXT_SERVER_EMBEDDING_DIMENSIONS={dimensions}", flush=True)
         threading.Event().wait()
     return 0
 

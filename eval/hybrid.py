@@ -5,11 +5,13 @@ database, which nothing else uses)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from devtools.embedding_server import DIMENSIONS, MODEL, EmbeddingServer, wordllama_embed
 from powercontext_runtime import backend_for
 
 # Configurations the hybrid leg runs (the leg changes Memory recall only); each is reported
@@ -21,27 +23,30 @@ QUERY_TIMEOUT_MS = 10_000
 
 @contextmanager
 def model_env(fusion_k: int | None = None, weight: float | None = None) -> Iterator[dict[str, str]]:
-    """The embedding settings of a server that uses the model, while it runs."""
-    with EmbeddingServer(wordllama_embed()) as model:
-        env = {
-            "POWERCONTEXT_SERVER_EMBEDDING_URL": model.url,
-            "POWERCONTEXT_SERVER_EMBEDDING_MODEL": MODEL,
-            "POWERCONTEXT_SERVER_EMBEDDING_DIMENSIONS": str(DIMENSIONS),
-            # Recall is measured, not the deadline: a busy machine must not turn a question lexical.
-            "POWERCONTEXT_SERVER_EMBEDDING_TIMEOUT_MS": str(QUERY_TIMEOUT_MS),
-        }
-        if fusion_k is not None:
-            env["POWERCONTEXT_SERVER_EMBEDDING_FUSION_K"] = str(fusion_k)
-        if weight is not None:
-            env["POWERCONTEXT_SERVER_EMBEDDING_WEIGHT"] = str(weight)
-        yield env
+    """The embedding settings of a server that uses the bundled model, served by
+    `devtools.embedding_server` in a process of its own (one BLAS thread: the machine's cores are
+    the server's and the client's too) while the block runs."""
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    command = [sys.executable, "-m", "devtools.embedding_server"]
+    with subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True) as process:
+        try:
+            assert process.stdout is not None
+            settings = dict(process.stdout.readline().strip().split("=", 1) for _ in range(3))
+            settings["POWERCONTEXT_SERVER_EMBEDDING_TIMEOUT_MS"] = str(QUERY_TIMEOUT_MS)
+            if fusion_k is not None:
+                settings["POWERCONTEXT_SERVER_EMBEDDING_FUSION_K"] = str(fusion_k)
+            if weight is not None:
+                settings["POWERCONTEXT_SERVER_EMBEDDING_WEIGHT"] = str(weight)
+            yield settings
+        finally:
+            process.terminate()
 
 
-def wait_embedded(database_url: str, timeout_s: float = 600) -> int:
+def wait_embedded(database_url: str, model: str, dims: int, timeout_s: float = 1800) -> int:
     """Block until no head version lacks its vector of the model; the vectors stored."""
     deadline = time.monotonic() + timeout_s
     while True:
-        missing, stored = _counts(database_url)
+        missing, stored = _counts(database_url, model, dims)
         if not missing:
             return stored
         if time.monotonic() > deadline:
@@ -49,7 +54,7 @@ def wait_embedded(database_url: str, timeout_s: float = 600) -> int:
         time.sleep(0.2)
 
 
-def _counts(database_url: str) -> tuple[int, int]:
+def _counts(database_url: str, model: str, dims: int) -> tuple[int, int]:
     backend = backend_for(database_url)
     conn = backend.connect()
     try:
@@ -58,7 +63,7 @@ def _counts(database_url: str) -> tuple[int, int]:
             "SELECT COUNT(*) FROM memory_entry_versions v LEFT JOIN memory_vectors m"
             " ON m.version_key = v.version_key AND m.model = ? AND m.dims = ?"
             " WHERE v.removed_revision IS NULL AND m.version_key IS NULL",
-            (MODEL, DIMENSIONS),
+            (model, dims),
         ).fetchone()[0]
         stored = conn.execute("SELECT COUNT(*) FROM memory_vectors").fetchone()[0]
         backend.commit(conn)

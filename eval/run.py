@@ -299,7 +299,11 @@ def _server_runs(
         with PowerContextClient(f"http://127.0.0.1:{server.port}", timeout=60) as pc, httpx.Client() as http:
             seeded = [(c, seed(pc, c)) for c in conversations]
             if env is not None:
-                hybrid.wait_embedded(url)
+                model_name, dims = (
+                    env["POWERCONTEXT_SERVER_EMBEDDING_MODEL"],
+                    env["POWERCONTEXT_SERVER_EMBEDDING_DIMENSIONS"],
+                )
+                hybrid.wait_embedded(url, model_name, int(dims))
             for config in configs:
                 for budget in budgets:
                     answering = model is not None and (config.key, budget) == (MODEL_CONFIG, MODEL_BUDGET)

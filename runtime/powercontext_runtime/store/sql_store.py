@@ -136,9 +136,13 @@ class SqlStore:
                 raise RetrievalUnavailable() from exc
             raise
         if write:
-            self._merger.nudge()
-            if self._embedder is not None:
-                self._embedder.nudge()
+            self._after_write()
+
+    def _after_write(self) -> None:
+        """Wake the threads that follow writes: the index merger, and the embedder when it runs."""
+        self._merger.nudge()
+        if self._embedder is not None:
+            self._embedder.nudge()
 
     def _discard(self, conn: Conn) -> None:
         """A broken connection is closed and never reused (the next transaction opens another)."""
@@ -218,7 +222,7 @@ class SqlStore:
             report = scope_transfer.import_lines(self._backend, lines, scope_id, check_references)
         except scope_transfer.TransferFailed as exc:
             raise RetrievalUnavailable() from exc
-        self._merger.nudge()  # the import's pages wait in the index log: merge them off this request
+        self._after_write()  # the import's pages wait in the index log, its entries for their vectors
         return report.rows, report.indexed
 
     # Search -------------------------------------------------------------------------------------

@@ -39,8 +39,13 @@ class ScopeIndex:
         if not len(held.version_keys) or limit <= 0:
             return []
         similarity = held.matrix @ query
-        order = np.lexsort((-held.version_keys, -similarity))[:limit]
-        return [int(key) for key in held.version_keys[order]]
+        chosen = np.arange(len(similarity))
+        if len(similarity) > limit:  # only the best `limit`, and whatever ties the last of them, are sorted
+            floor = np.partition(similarity, len(similarity) - limit)[len(similarity) - limit]
+            chosen = np.flatnonzero(similarity >= floor)
+        keys = held.version_keys[chosen]
+        order = np.lexsort((-keys, -similarity[chosen]))[:limit]
+        return [int(key) for key in keys[order]]
 
     def _current(self, conn: Conn, scope_key: int) -> _ScopeVectors:
         stamp = rows.stamp(conn, scope_key, self._model, self._dims)
