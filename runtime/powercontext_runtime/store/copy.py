@@ -31,6 +31,7 @@ TABLES = (
     "memory_entries",
     "memory_entry_versions",
     "memory_vectors",
+    "memory_vector_removals",
     "memory_erasures",
     "artifact_revisions",
     "artifact_heads",

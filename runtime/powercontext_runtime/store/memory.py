@@ -163,7 +163,7 @@ def erase_memory_entry(conn: Conn, scope_id: str, entry_id: str) -> tuple[int, i
         if removed is None:  # the live head is indexed; earlier versions left the index when replaced
             search.unindex_document(conn, scope_key, MEMORY_FAMILY, int(version_key), text)
     search.forget_documents(conn, scope_key, MEMORY_FAMILY, [int(row[0]) for row in versions])
-    vectors.forget(conn, [int(row[0]) for row in versions])
+    vectors.forget(conn, scope_key, [int(row[0]) for row in versions])
     conn.execute(
         "DELETE FROM memory_entry_versions WHERE scope_key = ? AND entry_id = ?", (scope_key, entry_id)
     )
@@ -345,7 +345,7 @@ def _remove_head(conn: Conn, scope_id: str, citation: MemoryCitation) -> tuple[i
         (revision, version_key),
     )
     _unindex_version(conn, scope_key, version_key)
-    vectors.forget(conn, [version_key])  # recall ranks head versions only, as the index holds them
+    vectors.forget(conn, scope_key, [version_key])  # recall ranks head versions only, as the index holds them
     return scope_key, revision, version_key, version_number, kind
 
 

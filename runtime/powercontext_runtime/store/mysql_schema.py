@@ -283,7 +283,11 @@ MIGRATIONS: tuple[Migration, ...] = (
             vector LONGBLOB NOT NULL,
             UNIQUE KEY memory_vectors_version (version_key, model, dims),
             KEY memory_vectors_scope (scope_key, model, dims, vector_key)
-        ) {_ORDERED}
+        ) {_ORDERED};
+        CREATE TABLE memory_vector_removals (
+            scope_key BIGINT NOT NULL PRIMARY KEY,
+            removals BIGINT NOT NULL
+        ) {_TABLE}
         """,
     ),
 )

@@ -118,6 +118,7 @@ def delete_scope(conn: Conn, scope_id: str) -> None:
 
 _SCOPE_TABLES = (
     "memory_vectors",
+    "memory_vector_removals",
     "scope_references",
     "memory_erasures",
     "memory_revisions",

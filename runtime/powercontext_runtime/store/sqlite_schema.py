@@ -298,7 +298,12 @@ MIGRATIONS: tuple[Migration, ...] = (
             vector BLOB NOT NULL,
             UNIQUE (version_key, model, dims)
         );
-        CREATE INDEX memory_vectors_scope ON memory_vectors (scope_key, model, dims, vector_key)
+        CREATE INDEX memory_vectors_scope ON memory_vectors (scope_key, model, dims, vector_key);
+        -- How many times each Scope's vectors lost rows: with the largest key, the stamp of its set.
+        CREATE TABLE memory_vector_removals (
+            scope_key INTEGER PRIMARY KEY,
+            removals INTEGER NOT NULL
+        )
         """,
     ),
 )

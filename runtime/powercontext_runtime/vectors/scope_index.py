@@ -1,8 +1,8 @@
 """Exact cosine search over each Scope's stored vectors, held in memory per Scope.
 
-A Scope's copy is checked against the database's (count, largest key) on every search (one
-indexed aggregate); new rows are appended, and a copy that lost rows (a revise, retire or erase
-elsewhere) is read again. The ranking is a float32 matrix product, then an order by similarity
+A Scope's copy is checked against the database's stamp (deletions so far, largest key) on every
+search; new rows are appended, and a copy of a Scope that lost rows since (a revise, retire or
+erase, in any process) is read again. The ranking is a float32 matrix product, then an order by similarity
 and, for equal ones, the newer version first: the same bytes on every backend give the same order.
 """
 
@@ -21,7 +21,7 @@ from .leg import Vectors, unit
 
 @dataclass(frozen=True, slots=True)
 class _ScopeVectors:
-    stamp: tuple[int, int]
+    stamp: tuple[int, int, int]  # rows.stamp
     version_keys: npt.NDArray[np.int64]
     matrix: Vectors  # unit rows
 
@@ -53,15 +53,11 @@ class ScopeIndex:
             held = self._scopes.get(scope_key)
         if held is not None and held.stamp == stamp:
             return held
-        after = held.stamp[1] if held is not None and held.stamp[0] <= stamp[0] else 0
-        _, keys, vectors = rows.since(conn, scope_key, self._model, self._dims, after)
-        if after:
-            assert held is not None
+        if held is not None and held.stamp[:2] == stamp[:2]:  # only additions since
+            _, keys, vectors = rows.since(conn, scope_key, self._model, self._dims, held.stamp[2])
             version_keys = np.concatenate([held.version_keys, np.asarray(keys, dtype=np.int64)])
             matrix = np.concatenate([held.matrix, unit(vectors)])
         else:
-            version_keys, matrix = np.asarray(keys, dtype=np.int64), unit(vectors)
-        if len(version_keys) != stamp[0]:  # rows went away as others came: read them all again
             _, keys, vectors = rows.since(conn, scope_key, self._model, self._dims, 0)
             version_keys, matrix = np.asarray(keys, dtype=np.int64), unit(vectors)
         fresh = _ScopeVectors(stamp, version_keys, matrix)
