@@ -9,8 +9,9 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 
 from powercontext_runtime import backend_for
 
@@ -55,22 +56,29 @@ def wait_embedded(database_url: str, model: str, dims: int, timeout_s: float = 1
 
 
 def _counts(database_url: str, model: str, dims: int) -> tuple[int, int]:
+    missing = read_rows(
+        database_url,
+        "SELECT COUNT(*) FROM memory_entry_versions v LEFT JOIN memory_vectors m"
+        " ON m.version_key = v.version_key AND m.model = ? AND m.dims = ?"
+        " WHERE v.removed_revision IS NULL AND m.version_key IS NULL",
+        (model, dims),
+    )[0][0]
+    stored = read_rows(database_url, "SELECT COUNT(*) FROM memory_vectors")[0][0]
+    return int(missing), int(stored)
+
+
+def read_rows(database_url: str, sql: str, params: Sequence[object] = ()) -> list[Any]:
+    """The rows of one read of the database at `database_url`, on a connection of its own."""
     backend = backend_for(database_url)
     conn = backend.connect()
     try:
         backend.begin(conn, False)
-        missing = conn.execute(
-            "SELECT COUNT(*) FROM memory_entry_versions v LEFT JOIN memory_vectors m"
-            " ON m.version_key = v.version_key AND m.model = ? AND m.dims = ?"
-            " WHERE v.removed_revision IS NULL AND m.version_key IS NULL",
-            (model, dims),
-        ).fetchone()[0]
-        stored = conn.execute("SELECT COUNT(*) FROM memory_vectors").fetchone()[0]
+        rows = list(conn.execute(sql, params).fetchall())
         backend.commit(conn)
     finally:
         backend.close(conn)
         backend.stop()
-    return int(missing), int(stored)
+    return rows
 
 
 def fallbacks(metrics: str) -> int:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from devtools.embedding_server import DIMENSIONS, MODEL, EmbeddingServer, wordllama_embed
-from powercontext_runtime import backend_for
+from eval.hybrid import read_rows
 
 
 @pytest.fixture(scope="session")
@@ -38,18 +38,11 @@ def leg_env(url: str, model: str = MODEL, dims: int = DIMENSIONS, **more: str) -
 
 def stored_vectors(server: Any) -> Rows:
     """(entry_version_id, model, dims, vector bytes) of every stored vector, read from the database."""
-    backend = backend_for(server.application.settings.database_url)
-    conn = backend.connect()
-    try:
-        backend.begin(conn, False)
-        rows = conn.execute(
-            "SELECT v.entry_version_id, m.model, m.dims, m.vector FROM memory_vectors m"
-            " LEFT JOIN memory_entry_versions v ON v.version_key = m.version_key ORDER BY m.vector_key"
-        ).fetchall()
-        backend.commit(conn)
-    finally:
-        backend.close(conn)
-        backend.stop()
+    rows = read_rows(
+        server.application.settings.database_url,
+        "SELECT v.entry_version_id, m.model, m.dims, m.vector FROM memory_vectors m"
+        " LEFT JOIN memory_entry_versions v ON v.version_key = m.version_key ORDER BY m.vector_key",
+    )
     return [(str(r[0]), str(r[1]), int(r[2]), bytes(r[3])) for r in rows]
 
 
