@@ -1315,6 +1315,12 @@ class ReceiptItem(BaseModel):
     revision: Annotated[StrictInt, Field(ge=1)]
     entry_id: Annotated[StrictStr | MISSING, Field(description='Memory only.')] = MISSING
     entry_version_id: Annotated[StrictStr | MISSING, Field(description='Memory only.')] = MISSING
+    expires_at: Annotated[
+        StrictStr | MISSING,
+        Field(
+            description="Memory only, for an entry that expires: when it stops being recalled (the store's time form). An expired entry is never a candidate, so it never has an item."
+        ),
+    ] = MISSING
     recall_rank: Annotated[StrictInt | None, Field(ge=1)]
     body_bytes: Annotated[StrictInt, Field(ge=0)]
     bytes: Annotated[StrictInt, Field(ge=0)]

@@ -822,6 +822,8 @@ export interface components {
             entry_id?: string;
             /** @description Memory only. */
             entry_version_id?: string;
+            /** @description Memory only, for an entry that expires: when it stops being recalled (the store's time form). An expired entry is never a candidate, so it never has an item. */
+            expires_at?: string;
             recall_rank: number | null;
             body_bytes: number;
             bytes: number;
