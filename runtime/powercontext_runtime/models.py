@@ -43,6 +43,7 @@ class MemoryHit:
     citation: MemoryCitation
     text: str
     score: float  # the rounded BM25 score the search ranked it by
+    expires_at: str | None = None
 
 
 PreparedStatus = Literal["ready", "empty"]

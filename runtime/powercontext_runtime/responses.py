@@ -129,6 +129,8 @@ def receipt_item(value: Considered) -> wire.ReceiptItem:
     }
     if origin.entry_id is not None:  # Memory: the entry and its version
         item |= {"entry_id": origin.entry_id, "entry_version_id": origin.entry_version_id}
+    if origin.expires_at is not None:
+        item["expires_at"] = origin.expires_at
     return wire.ReceiptItem.model_validate(item)
 
 

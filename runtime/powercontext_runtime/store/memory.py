@@ -215,14 +215,15 @@ def read_revision(conn: Conn, key: int, ref: ArtifactRef) -> MemoryRevision | No
     )
 
 
-def head_versions(conn: Conn, keys: Sequence[int]) -> dict[int, tuple[str, str, str]]:
-    """(entry_id, entry_version_id, text) of the ranked `doc_key`s that are still head versions, by key."""
+def head_versions(conn: Conn, keys: Sequence[int]) -> dict[int, tuple[str, str, str, str | None]]:
+    """(entry_id, entry_version_id, text, expiry) of the ranked `doc_key`s that are still head
+    versions, by key."""
     if not keys:  # MySQL mode has no empty IN ()
         return {}
     return {
         row[0]: row[1:]
         for row in conn.execute(
-            "SELECT version_key, entry_id, entry_version_id, text FROM memory_entry_versions"
+            "SELECT version_key, entry_id, entry_version_id, text, expires_at FROM memory_entry_versions"
             f" WHERE version_key IN ({', '.join('?' * len(keys))}) AND removed_revision IS NULL",
             keys,
         )

@@ -233,6 +233,7 @@ class SqlStore:
                     MemoryCitation(scope_rows[scope_id][1], versions[k][0], versions[k][1]),
                     versions[k][2],
                     score,
+                    versions[k][3],
                 )
                 for k, score in keys
                 if k in versions
