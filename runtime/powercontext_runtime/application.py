@@ -60,6 +60,8 @@ OK = wire.HealthStatus(status="ok")
 
 
 PrepareObserver = Callable[[BuiltContext], None]
+# Called with (entries stored, entries answered as duplicates) after each remember and batch.
+RememberObserver = Callable[[int, int], None]
 
 
 class ScopedContextApplication:
@@ -67,11 +69,22 @@ class ScopedContextApplication:
         self._store = store
         self.settings = settings
         self._prepare_observers: tuple[PrepareObserver, ...] = ()
+        self._remember_observers: tuple[RememberObserver, ...] = ()
 
     def observe_prepares(self, observer: PrepareObserver) -> None:
         """Call `observer` with every prepare's built context and receipt (prepare and explain),
         after it is built; the server's metrics count candidates and bytes this way."""
         self._prepare_observers = (*self._prepare_observers, observer)
+
+    def observe_remembers(self, observer: RememberObserver) -> None:
+        """Call `observer` with how many entries each remember or batch stored and how many it
+        answered as duplicates; the server's metrics count them this way."""
+        self._remember_observers = (*self._remember_observers, observer)
+
+    def _remembered(self, flags: Sequence[bool]) -> None:
+        duplicates = sum(flags)
+        for observe in self._remember_observers:
+            observe(len(flags) - duplicates, duplicates)
 
     def close(self) -> None:
         self._store.close()
@@ -220,6 +233,7 @@ class ScopedContextApplication:
             expires,
             request.deduplicate,
         )
+        self._remembered([entry.duplicate])
         return responses.memory_entry(entry, duplicate=entry.duplicate)
 
     @operation
@@ -240,6 +254,7 @@ class ScopedContextApplication:
         cited = self._store.run(
             memory.remember_batch, request.scope_id, entries, expected, request.deduplicate
         )
+        self._remembered([duplicate for _, duplicate in cited])
         return responses.remember_batch_result(cited)
 
     @operation
