@@ -22,6 +22,7 @@ from ._mirror import SearchMirror
 from ._tokenised import TokenisedDocuments, keep_documents, tokenise_documents
 from ._tokens import MAX_QUERY_TERMS, SearchQuery, first_match, parse_query
 from ._tokens import comparable as comparable_text
+from ._tokens import normalised as normalised_text
 from ._transactions import Transaction, merge_due, merge_takes, ranked_per_scope, ranked_reads
 from ._writes import (
     drop_index,
@@ -60,6 +61,7 @@ __all__ = [
     "keep_documents",
     "merge_due",
     "merge_takes",
+    "normalised_text",
     "parse_query",
     "query_terms",
     "ranked_per_scope",

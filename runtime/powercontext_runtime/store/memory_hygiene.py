@@ -12,7 +12,7 @@ time of the read; an expired head is left out of search before its ranking is cu
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
 from hashlib import blake2b
 
 from .. import search
@@ -34,24 +34,26 @@ def live(expires_at: str | None, at: str) -> bool:
 
 
 def active_heads(
-    conn: Conn, scope_key: int, revision: int, comparables: Iterable[str], at: str
+    conn: Conn, scope_key: int, revision: int, wanted: Mapping[int, str], at: str
 ) -> dict[str, MemoryEntry]:
-    """For each comparable text, the oldest active, unexpired entry whose head reads the same,
-    cited at `revision` (the Scope's Memory head); texts no such entry holds are absent."""
-    wanted = {text_hash(text): text for text in set(comparables)}
+    """For each comparable text (by its `text_hash`), the oldest active, unexpired entry whose
+    head reads the same, cited at `revision` (the Scope's Memory head); texts no such entry holds
+    are absent."""
     found: dict[str, MemoryEntry] = {}
     hashes = list(wanted)
     for start in range(0, len(hashes), _LOOKUP_CHUNK):
         chunk = hashes[start : start + _LOOKUP_CHUNK]
+        # Ordered here, not in SQL: an ORDER BY entry_number leads the planner to walk the Scope's
+        # entries in that order instead of looking the hashes up.
         rows = conn.execute(
-            "SELECT e.text_hash, e.entry_id, v.entry_version_id, v.text, e.kind, v.expires_at"
+            "SELECT e.entry_number, e.text_hash, e.entry_id, v.entry_version_id, v.text, e.kind, v.expires_at"
             " FROM memory_entries e JOIN memory_entry_versions v ON v.scope_key = e.scope_key"
             " AND v.entry_id = e.entry_id AND v.version_number = e.head_version"
             f" WHERE e.scope_key = ? AND e.text_hash IN ({', '.join('?' * len(chunk))})"
-            " AND e.retired_revision IS NULL ORDER BY e.entry_number",
+            " AND e.retired_revision IS NULL",
             (scope_key, *chunk),
         ).fetchall()
-        for hashed, entry_id, version_id, text, kind, expires_at in rows:
+        for _, hashed, entry_id, version_id, text, kind, expires_at in sorted(rows):
             comparable = wanted[int(hashed)]
             if comparable in found or not live(expires_at, at):
                 continue

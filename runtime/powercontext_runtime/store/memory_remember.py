@@ -30,11 +30,12 @@ class Remembered(MemoryEntry):
 
 @dataclass(frozen=True, slots=True)
 class _Incoming:
-    """What a remember works out before its transaction: each text as search compares it, the
-    first entry of the batch that reads the same (itself when none before it does, or when
-    duplicates are kept), and the tokenised texts of those first entries, in order."""
+    """What a remember works out before its transaction: each text as search compares it and
+    that form's hash, the first entry of the batch that reads the same (itself when none before it
+    does, or when duplicates are kept), and the tokenised texts of those first entries, in order."""
 
     comparables: list[str]
+    hashes: list[int]
     first: list[int]
     tokenised: search.TokenisedDocuments
 
@@ -44,11 +45,14 @@ class _Incoming:
 def _prepare(
     scope_id: str, entries: Sequence[NewEntry], expected_revision: int | None, deduplicate: bool = False
 ) -> _Incoming:
-    comparables = [search.comparable_text(text) for text, _, _ in entries]
+    # Normalised once: the comparable form and the terms both start from it.
+    normalised = [search.normalised_text(text) for text, _, _ in entries]
+    comparables = [search.comparable_text(text) for text in normalised]
     seen: dict[str, int] = {}
     first = [seen.setdefault(c, i) if deduplicate else i for i, c in enumerate(comparables)]
-    unique = [entries[i][0] for i, f in enumerate(first) if f == i]
-    return _Incoming(comparables, first, search.tokenise_documents(unique))
+    unique = [normalised[i] for i, f in enumerate(first) if f == i]
+    hashes = [memory_hygiene.text_hash(c) for c in comparables]
+    return _Incoming(comparables, hashes, first, search.tokenise_documents(unique))
 
 
 def _prepare_one(
@@ -121,12 +125,9 @@ def _add_entries(
     if expected_revision is not None and expected_revision != revision:
         raise RevisionConflict("The expected Memory revision is stale.")
     firsts = [i for i, f in enumerate(incoming.first) if f == i]
+    wanted = {incoming.hashes[i]: incoming.comparables[i] for i in firsts}
     existing = (
-        memory_hygiene.active_heads(
-            conn, scope_key, revision, (incoming.comparables[i] for i in firsts), clock.now()
-        )
-        if deduplicate
-        else {}
+        memory_hygiene.active_heads(conn, scope_key, revision, wanted, clock.now()) if deduplicate else {}
     )
     stored = [i for i in firsts if incoming.comparables[i] not in existing]
     kept = {i: n for n, i in enumerate(firsts)}
@@ -141,7 +142,7 @@ def _add_entries(
             scope_key,
             revision,
             counter,
-            [(entries[i], incoming.comparables[i]) for i in stored],
+            [(entries[i], incoming.hashes[i]) for i in stored],
         )
         cited.update(zip(stored, added, strict=True))
     flagged = [
@@ -156,21 +157,18 @@ def _insert_entries(
     scope_key: int,
     revision: int,
     counter: int,
-    entries: Sequence[tuple[NewEntry, str]],
+    entries: Sequence[tuple[NewEntry, int]],
 ) -> list[MemoryCitation]:
-    """Insert (entry, comparable text) after Memory revision `revision` and entry number
-    `counter`; `tokenised` is `search.tokenise_documents` of their texts."""
+    """Insert (entry, its comparable text's hash) after Memory revision `revision` and entry
+    number `counter`; `tokenised` is `search.tokenise_documents` of their texts."""
     added = [
-        (revision + i, counter + i, f"entry-{counter + i}", entry, comparable)
-        for i, (entry, comparable) in enumerate(entries, start=1)
+        (revision + i, counter + i, f"entry-{counter + i}", entry, hashed)
+        for i, (entry, hashed) in enumerate(entries, start=1)
     ]
     conn.executemany(
         "INSERT INTO memory_entries (scope_key, entry_id, entry_number, kind, head_version, text_hash)"
         " VALUES (?, ?, ?, ?, 1, ?)",
-        [
-            (scope_key, entry_id, number, kind, memory_hygiene.text_hash(comparable))
-            for _, number, entry_id, (_, kind, _), comparable in added
-        ],
+        [(scope_key, entry_id, number, kind, hashed) for _, number, entry_id, (_, kind, _), hashed in added],
     )
     version_ids = [f"{entry_id}-v1" for _, _, entry_id, _, _ in added]
     conn.executemany(

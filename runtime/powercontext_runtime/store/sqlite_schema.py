@@ -292,7 +292,9 @@ MIGRATIONS: tuple[Migration, ...] = (
         ALTER TABLE memory_entries ADD COLUMN text_hash INTEGER;
         CREATE INDEX memory_entries_text_hash ON memory_entries (scope_key, text_hash);
         ALTER TABLE memory_entry_versions ADD COLUMN expires_at TEXT;
+        -- Partial: versions that never expire (most) cost no index entry.
         CREATE INDEX memory_versions_expiry ON memory_entry_versions (scope_key, removed_revision, expires_at)
+            WHERE expires_at IS NOT NULL
         """,
         after=fill_text_hashes,
     ),
