@@ -117,6 +117,7 @@ METHODS: Mapping[str, Method] = {
         types={"citation": "CitationArg", "expires_at": "str | None | Unset"},
         defaults={"expires_at": "UNSET"},
         note="`expires_at` is left out (the expiry is kept) unless passed; `None` is sent as JSON `null` (cleared).",
+        clear="expires_at",
     ),
     "retire_memory_entry": _CITED,
     "get_memory_entry": _CITED,
