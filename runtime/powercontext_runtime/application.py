@@ -48,8 +48,8 @@ from .recall import (
     recall_topics,
     topic_hit,
 )
-from .request_rules import assembly_options, check_references, max_bytes_limits
-from .store import Store, artifacts, candidates, memory, scopes, topics
+from .request_rules import assembly_options, check_references, expiry, max_bytes_limits
+from .store import Store, artifacts, candidates, clock, memory, scopes, topics
 
 T = TypeVar("T")
 
@@ -60,6 +60,8 @@ OK = wire.HealthStatus(status="ok")
 
 
 PrepareObserver = Callable[[BuiltContext], None]
+# Called with (entries stored, entries answered as duplicates) after each remember and batch.
+RememberObserver = Callable[[int, int], None]
 
 
 class ScopedContextApplication:
@@ -67,11 +69,22 @@ class ScopedContextApplication:
         self._store = store
         self.settings = settings
         self._prepare_observers: tuple[PrepareObserver, ...] = ()
+        self._remember_observers: tuple[RememberObserver, ...] = ()
 
     def observe_prepares(self, observer: PrepareObserver) -> None:
         """Call `observer` with every prepare's built context and receipt (prepare and explain),
         after it is built; the server's metrics count candidates and bytes this way."""
         self._prepare_observers = (*self._prepare_observers, observer)
+
+    def observe_remembers(self, observer: RememberObserver) -> None:
+        """Call `observer` with how many entries each remember or batch stored and how many it
+        answered as duplicates; the server's metrics count them this way."""
+        self._remember_observers = (*self._remember_observers, observer)
+
+    def _remembered(self, flags: Sequence[bool]) -> None:
+        duplicates = sum(flags)
+        for observe in self._remember_observers:
+            observe(len(flags) - duplicates, duplicates)
 
     def close(self) -> None:
         self._store.close()
@@ -210,17 +223,39 @@ class ScopedContextApplication:
         self, request: wire.RememberRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.MemoryEntry:
         expected = None if request.expected_revision is MISSING else request.expected_revision
-        entry = self._store.run(memory.remember, request.scope_id, request.text, request.kind, expected)
-        return responses.memory_entry(entry)
+        expires = None if request.expires_at is MISSING else expiry(request.expires_at, ("expires_at",))
+        entry = self._store.run(
+            memory.remember,
+            request.scope_id,
+            request.text,
+            request.kind,
+            expected,
+            expires,
+            request.deduplicate,
+        )
+        self._remembered([entry.duplicate])
+        return responses.memory_entry(entry, duplicate=entry.duplicate)
 
     @operation
     def remember_batch(
         self, request: wire.RememberBatchRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.RememberBatchResult:
         expected = None if request.expected_revision is MISSING else request.expected_revision
-        entries = [(entry.text, entry.kind) for entry in request.entries]
-        citations = self._store.run(memory.remember_batch, request.scope_id, entries, expected)
-        return responses.remember_batch_result(citations)
+        entries = [
+            (
+                entry.text,
+                entry.kind,
+                None
+                if entry.expires_at is MISSING
+                else expiry(entry.expires_at, ("entries", i, "expires_at")),
+            )
+            for i, entry in enumerate(request.entries)
+        ]
+        cited = self._store.run(
+            memory.remember_batch, request.scope_id, entries, expected, request.deduplicate
+        )
+        self._remembered([duplicate for _, duplicate in cited])
+        return responses.remember_batch_result(cited)
 
     @operation
     def erase_memory_entry(
@@ -235,8 +270,16 @@ class ScopedContextApplication:
     def revise_memory_entry(
         self, request: wire.ReviseEntryRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.MemoryEntry:
+        given = request.expires_at
+        keep = given is MISSING
+        expires = None if given is MISSING or given is None else expiry(given, ("expires_at",))
         entry = self._store.run(
-            memory.revise_memory_entry, request.scope_id, _citation(request.citation), request.text
+            memory.revise_memory_entry,
+            request.scope_id,
+            _citation(request.citation),
+            request.text,
+            keep,
+            expires,
         )
         return responses.memory_entry(entry)
 
@@ -268,7 +311,10 @@ class ScopedContextApplication:
             state="active" if removed is None else "retired",
             versions=[
                 wire.MemoryEntryVersion(
-                    citation=responses.citation(entry.citation), text=entry.text, removed_revision=gone
+                    citation=responses.citation(entry.citation),
+                    text=entry.text,
+                    removed_revision=gone,
+                    expires_at=entry.expires_at,
                 )
                 for entry, gone in versions
             ],
@@ -279,7 +325,10 @@ class ScopedContextApplication:
         self, request: wire.ListEntriesRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.MemoryEntryList:
         after = 0 if request.cursor is MISSING else int(decode_cursor(request.cursor, "entry"))
-        rows = self._store.run(memory.list_memory_entries, request.scope_id, after, request.limit + 1)
+        live_at = None if request.include_expired else clock.now()
+        rows = self._store.run(
+            memory.list_memory_entries, request.scope_id, after, request.limit + 1, live_at
+        )
         return responses.memory_entry_list(*_page(rows, request.limit, "entry"))
 
     @operation

@@ -84,6 +84,7 @@ def create_app(
 
     metrics = Metrics()
     application.observe_prepares(metrics.observe_prepare)
+    application.observe_remembers(metrics.observe_remember)
 
     async def metrics_text(request: Request) -> Response:
         return Response(metrics.exposition(), media_type=METRICS_CONTENT_TYPE)

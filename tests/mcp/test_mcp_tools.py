@@ -124,3 +124,23 @@ def test_invalid_arguments_raise_the_request_models_validation_error() -> None:
     with pytest.raises(ValidationError) as raised:
         prepare.request({"query": "q"})
     assert raised.value.errors()[0]["loc"] == ("scope_id",)
+
+
+def test_remember_takes_an_optional_utc_expiry_and_the_duplicate_switch() -> None:
+    tools = {tool.name: tool for tool in build_tools("project:demo")}
+    remember = tools["remember"]
+    properties = remember.input_schema["properties"]
+    assert {"expires_at", "deduplicate"} <= set(properties)
+    assert "expires_at" not in remember.input_schema["required"]
+    sent = remember.request({"text": "Rotate the keys.", "expires_at": "2031-03-01T09:00:00Z"})
+    assert sent.body is not None
+    assert sent.body.model_dump(mode="json", exclude_unset=True) == {
+        "scope_id": "project:demo",
+        "text": "Rotate the keys.",
+        "expires_at": "2031-03-01T09:00:00Z",
+    }
+    with pytest.raises(ValidationError) as raised:
+        remember.request({"text": "t", "expires_at": "2031-03-01T11:00:00+02:00"})
+    assert raised.value.errors()[0]["loc"] == ("expires_at",)
+    # The answer says whether the text was already remembered.
+    assert "duplicate" in (remember.output_schema or {})["properties"]
