@@ -102,7 +102,7 @@ def test_entries_are_listed_searched_revised_retired_and_erased_through_the_page
             "The release train leaves on Thursdays at noon.",
             "The release train leaves on Fridays at noon.",
         ]
-        assert [row[3] for row in table(page, "#history")] == [v["text"] for v in versions]
+        assert [row[-1] for row in table(page, "#history")] == [v["text"] for v in versions]
 
         page.click(f"[aria-label='open {second}']")
         page.click("#retire")

@@ -6,7 +6,14 @@
 import { call, contractSchemas, describe, fillScopes, scopeIds } from "./api.js";
 import { candidateCard, entryRow, experienceText, firstWords, historyRow } from "./memory_view.js";
 
-const state = { token: "", scopeId: "", actions: new Set(), expiry: false, entry: null, cursor: null };
+const state = {
+  token: "",
+  scopeId: "",
+  actions: new Set(),
+  expiry: false, // the served contract has `expires_at` (and `include_expired` on list)
+  entry: null,
+  cursor: null,
+};
 
 const $ = (id) => document.getElementById(id);
 
@@ -59,6 +66,8 @@ async function openScope() {
 
 async function listEntries(more) {
   const body = { scope_id: state.scopeId, limit: 50 };
+  // Expired entries are never recalled, but they are what a person may want to fix or erase.
+  if (state.expiry) body.include_expired = true;
   if (more && state.cursor) body.cursor = state.cursor;
   const page = await call(state.token, "POST", "/v1/memory/entries/list", body);
   showEntries(page.entries, more);
@@ -96,8 +105,10 @@ async function openEntry(entryId) {
   state.entry = { entryId, citation: head.citation, text: head.text, state: history.state };
   $("entry-id").textContent = entryId;
   $("entry-state").textContent = `(${history.kind}, ${history.state})`;
-  $("history").tBodies[0].replaceChildren(...history.versions.map(historyRow));
+  $("history").tBodies[0].replaceChildren(...history.versions.map((v) => historyRow(v, state.expiry)));
   $("revise-text").value = head.text;
+  // The store writes `2026-01-31T12:00:00.000000+00:00`; the field takes its first 19 characters.
+  $("expires-at").value = head.expires_at ? head.expires_at.slice(0, 19) : "";
   const active = history.state === "active";
   $("write-controls").hidden = !(active && may("scope.write"));
   $("expiry-controls").hidden = !(active && state.expiry && may("scope.write"));
@@ -195,7 +206,9 @@ document.addEventListener("DOMContentLoaded", async () => {
   $("erase-cancel").addEventListener("click", () => $("confirm-erase").close());
   $("erase-confirm").addEventListener("click", guarded("Erasure", erase));
   try {
-    state.expiry = "expires_at" in (await contractSchemas()).ReviseEntryRequest.properties;
+    const schemas = await contractSchemas();
+    state.expiry =
+      "expires_at" in schemas.ReviseEntryRequest.properties && "include_expired" in schemas.ListEntriesRequest.properties;
     await loadScopes();
   } catch (error) {
     say(describe(error), true);

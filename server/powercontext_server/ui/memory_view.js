@@ -49,12 +49,15 @@ export function entryRow(entry, showExpiry, onOpen) {
   return row;
 }
 
-export function historyRow(version) {
+export function historyRow(version, showExpiry) {
   const row = document.createElement("tr");
+  const expiry = cell(version.expires_at || "-", "expiry");
+  expiry.hidden = !showExpiry;
   row.append(
     cell(String(version.citation.memory_ref.revision), "number"),
     cell(version.citation.entry_version_id),
     cell(version.removed_revision === null ? "live head" : String(version.removed_revision)),
+    expiry,
     cell(version.text, "text"),
   );
   return row;
