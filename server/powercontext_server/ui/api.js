@@ -57,3 +57,23 @@ export function fillScopes(select, ids) {
 export async function contractSchemas() {
   return (await call("", "GET", "/openapi.json")).components.schemas;
 }
+
+// The Server fieldset both pages share: the token field (its value stays in the page) and the
+// button that lists the Scopes it may read.
+export function serverFields(fieldset) {
+  const legend = document.createElement("legend");
+  legend.textContent = "Server";
+  const token = Object.assign(document.createElement("input"), {
+    id: "token",
+    type: "password",
+    autocomplete: "off",
+    placeholder: "only when access is enforced",
+  });
+  const label = document.createElement("label");
+  label.append("Token ", token);
+  const load = Object.assign(document.createElement("button"), { id: "load-scopes", type: "button" });
+  load.textContent = "Load Scopes";
+  const note = Object.assign(document.createElement("span"), { id: "token-note" });
+  note.textContent = "Kept in this page's memory only; never stored.";
+  fieldset.replaceChildren(legend, label, " ", load, " ", note);
+}

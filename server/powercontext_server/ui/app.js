@@ -1,7 +1,7 @@
 // The prepare preview page. It reads the served contract (/openapi.json) for the families, limits
 // and max_bytes bounds instead of restating them, and asks POST /v1/context/prepare/explain, whose
 // content is byte-identical to prepare's. Untrusted text is only ever set as textContent.
-import { call, contractSchemas, describe, fillScopes, scopeIds } from "./api.js";
+import { call, contractSchemas, describe, fillScopes, scopeIds, serverFields } from "./api.js";
 
 const state = { token: "", schemas: null };
 
@@ -155,6 +155,7 @@ async function prepare(event) {
 }
 
 document.addEventListener("DOMContentLoaded", async () => {
+  serverFields($("server-fields"));
   $("legacy").addEventListener("change", () => { $("assembly").disabled = $("legacy").checked; });
   $("load-scopes").addEventListener("click", loadScopes);
   $("request").addEventListener("submit", (event) => {

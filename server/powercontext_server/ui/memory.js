@@ -3,7 +3,7 @@
 // API with the token typed into the page (kept in `state` only). Which controls it offers comes
 // from the API: the token's actions on the Scope (get_scope_grants), and whether the served
 // contract has `expires_at`.
-import { call, contractSchemas, describe, fillScopes, scopeIds } from "./api.js";
+import { call, contractSchemas, describe, fillScopes, scopeIds, serverFields } from "./api.js";
 import { candidateCard, entryRow, experienceText, firstWords, historyRow } from "./memory_view.js";
 
 const state = {
@@ -193,6 +193,7 @@ async function decideCandidate(candidate, approve) {
 }
 
 document.addEventListener("DOMContentLoaded", async () => {
+  serverFields($("server-fields"));
   $("load-scopes").addEventListener("click", guarded("Listing Scopes", loadScopes));
   $("open-scope").addEventListener("click", guarded("Opening the Scope", openScope));
   $("search").addEventListener("submit", guarded("Search", searchEntries));
