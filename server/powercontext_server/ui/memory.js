@@ -195,6 +195,7 @@ async function decideCandidate(candidate, approve) {
 document.addEventListener("DOMContentLoaded", async () => {
   serverFields($("server-fields"));
   $("load-scopes").addEventListener("click", guarded("Listing Scopes", loadScopes));
+  $("server").addEventListener("submit", guarded("Listing Scopes", loadScopes)); // Enter in the token field
   $("open-scope").addEventListener("click", guarded("Opening the Scope", openScope));
   $("search").addEventListener("submit", guarded("Search", searchEntries));
   $("list-all").addEventListener("click", guarded("Listing", () => listEntries(false)));
