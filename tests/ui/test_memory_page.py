@@ -233,4 +233,3 @@ def test_a_read_only_token_is_offered_no_write_control(page: Page, tmp_path: Pat
         for control in ("#revise", "#retire", "#erase"):
             expect(page.locator(control)).to_be_visible()
         expect(page.locator(f"[aria-label='approve {candidate['candidate_id']}']")).to_be_visible()
-
