@@ -315,7 +315,7 @@ REMEMBER_BATCH: Operation[models.RememberBatchResult] = Operation(
         422: models.ErrorResponse,
         503: models.ErrorResponse,
     },
-    summary='Add up to 1,000 Memory entries in one transaction; commits one Memory revision per entry, in order.',
+    summary='Add up to 1,000 Memory entries in one transaction; commits one Memory revision per stored entry, in order.',
 )
 
 REVISE_MEMORY_ENTRY: Operation[models.MemoryEntry] = Operation(
@@ -440,7 +440,7 @@ LIST_MEMORY_ENTRIES: Operation[models.MemoryEntryList] = Operation(
         422: models.ErrorResponse,
         503: models.ErrorResponse,
     },
-    summary='List the active entries of the Memory head in creation order.',
+    summary='List the active entries of the Memory head in creation order (expired ones only on request).',
 )
 
 SEARCH_MEMORY: Operation[models.MemorySearchResult] = Operation(

@@ -48,8 +48,8 @@ from .recall import (
     recall_topics,
     topic_hit,
 )
-from .request_rules import assembly_options, check_references, max_bytes_limits
-from .store import Store, artifacts, candidates, memory, scopes, topics
+from .request_rules import assembly_options, check_references, expiry, max_bytes_limits
+from .store import Store, artifacts, candidates, clock, memory, scopes, topics
 
 T = TypeVar("T")
 
@@ -217,17 +217,37 @@ class ScopedContextApplication:
         self, request: wire.RememberRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.MemoryEntry:
         expected = None if request.expected_revision is MISSING else request.expected_revision
-        entry = self._store.run(memory.remember, request.scope_id, request.text, request.kind, expected)
-        return responses.memory_entry(entry)
+        expires = None if request.expires_at is MISSING else expiry(request.expires_at, ("expires_at",))
+        entry = self._store.run(
+            memory.remember,
+            request.scope_id,
+            request.text,
+            request.kind,
+            expected,
+            expires,
+            request.deduplicate,
+        )
+        return responses.memory_entry(entry, duplicate=entry.duplicate)
 
     @operation
     def remember_batch(
         self, request: wire.RememberBatchRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.RememberBatchResult:
         expected = None if request.expected_revision is MISSING else request.expected_revision
-        entries = [(entry.text, entry.kind) for entry in request.entries]
-        citations = self._store.run(memory.remember_batch, request.scope_id, entries, expected)
-        return responses.remember_batch_result(citations)
+        entries = [
+            (
+                entry.text,
+                entry.kind,
+                None
+                if entry.expires_at is MISSING
+                else expiry(entry.expires_at, ("entries", i, "expires_at")),
+            )
+            for i, entry in enumerate(request.entries)
+        ]
+        cited = self._store.run(
+            memory.remember_batch, request.scope_id, entries, expected, request.deduplicate
+        )
+        return responses.remember_batch_result(cited)
 
     @operation
     def erase_memory_entry(
@@ -242,8 +262,16 @@ class ScopedContextApplication:
     def revise_memory_entry(
         self, request: wire.ReviseEntryRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.MemoryEntry:
+        given = request.expires_at
+        keep = given is MISSING
+        expires = None if given is MISSING or given is None else expiry(given, ("expires_at",))
         entry = self._store.run(
-            memory.revise_memory_entry, request.scope_id, _citation(request.citation), request.text
+            memory.revise_memory_entry,
+            request.scope_id,
+            _citation(request.citation),
+            request.text,
+            keep,
+            expires,
         )
         return responses.memory_entry(entry)
 
@@ -275,7 +303,10 @@ class ScopedContextApplication:
             state="active" if removed is None else "retired",
             versions=[
                 wire.MemoryEntryVersion(
-                    citation=responses.citation(entry.citation), text=entry.text, removed_revision=gone
+                    citation=responses.citation(entry.citation),
+                    text=entry.text,
+                    removed_revision=gone,
+                    expires_at=entry.expires_at,
                 )
                 for entry, gone in versions
             ],
@@ -286,7 +317,10 @@ class ScopedContextApplication:
         self, request: wire.ListEntriesRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.MemoryEntryList:
         after = 0 if request.cursor is MISSING else int(decode_cursor(request.cursor, "entry"))
-        rows = self._store.run(memory.list_memory_entries, request.scope_id, after, request.limit + 1)
+        live_at = None if request.include_expired else clock.now()
+        rows = self._store.run(
+            memory.list_memory_entries, request.scope_id, after, request.limit + 1, live_at
+        )
         return responses.memory_entry_list(*_page(rows, request.limit, "entry"))
 
     @operation

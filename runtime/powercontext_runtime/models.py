@@ -35,6 +35,7 @@ class MemoryEntry:
     text: str
     kind: str
     state: EntryState
+    expires_at: str | None = None  # the store's time form (`clock.now`); None: never expires
 
 
 @dataclass(frozen=True, slots=True)

@@ -240,6 +240,12 @@ def normalise(text: str) -> str:
     return text.casefold()
 
 
+def comparable(text: str) -> str:
+    """`normalise` with whitespace collapsed (a run to one space, none at the ends): texts that
+    differ only in Unicode form, case or spacing compare equal (Memory's duplicate check)."""
+    return " ".join(normalise(text).split())
+
+
 def tokens(text: str) -> list[Token]:
     """Stemmed words (stop words marked) and single CJK characters, in text order."""
     found = _TOKEN.findall(normalise(text))
