@@ -139,5 +139,27 @@ async def test_a_read_only_token_gets_the_apis_403_as_a_tool_error_and_nothing_c
             result
         )
     listed = writer.post("/v1/memory/entries/list", json={"scope_id": SCOPE}).json()["entries"]
-    assert listed == [stored]
+    assert [(e["citation"], e["text"]) for e in listed] == [(stored["citation"], stored["text"])]
     assert len(history(writer, stored["citation"]["entry_id"]).json()["versions"]) == 1
+
+
+async def test_an_agent_sets_and_clears_an_expiry_by_revising(
+    server: LiveServer, writer: httpx.Client
+) -> None:
+    stored = remember(writer, "The sprint ends on Friday.")
+    arguments = {"scope_id": SCOPE, "citation": stored["citation"], "text": stored["text"]}
+    expiring = await use(
+        server, "writer", "revise_memory_entry", {**arguments, "expires_at": "2030-01-02T03:04:05Z"}
+    )
+    assert not expiring.is_error, text_of(expiring)
+    assert expiring.structured_content is not None
+    head = history(writer, stored["citation"]["entry_id"]).json()["versions"][-1]
+    assert head["expires_at"].startswith("2030-01-02T03:04:05") and head["text"] == stored["text"]
+    cleared = await use(
+        server,
+        "writer",
+        "revise_memory_entry",
+        {**arguments, "citation": expiring.structured_content["citation"], "expires_at": None},
+    )
+    assert not cleared.is_error, text_of(cleared)
+    assert history(writer, stored["citation"]["entry_id"]).json()["versions"][-1]["expires_at"] is None

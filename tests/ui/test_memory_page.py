@@ -51,6 +51,12 @@ def open_scope(page: Page, base_url: str, scope_id: str, token: str = "") -> Non
     expect(page.locator("#status")).to_have_text(f"Opened {scope_id}.")
 
 
+def open_entry(page: Page, entry_id: str) -> None:
+    """Open an entry and wait until the page shows it (its history is read first)."""
+    page.click(f"[aria-label='open {entry_id}']")
+    expect(page.locator("#entry-id")).to_have_text(entry_id)
+
+
 def table(page: Page, selector: str) -> list[list[str]]:
     return [
         [text for text in row.locator("td").all_text_contents()]
@@ -95,7 +101,7 @@ def test_entries_are_listed_searched_revised_retired_and_erased_through_the_page
         page.click("#list-all")
 
         first, second, third = (e["citation"]["entry_id"] for e in entries[:3])
-        page.click(f"[aria-label='open {first}']")
+        open_entry(page, first)
         page.fill("#revise-text", "The release train leaves on Fridays at noon.")
         page.click("#revise")
         expect(page.locator("#status")).to_contain_text(f"Revised: {first}-v2")
@@ -106,13 +112,13 @@ def test_entries_are_listed_searched_revised_retired_and_erased_through_the_page
         ]
         assert [row[-1] for row in table(page, "#history")] == [v["text"] for v in versions]
 
-        page.click(f"[aria-label='open {second}']")
+        open_entry(page, second)
         page.click("#retire")
         expect(page.locator("#status")).to_have_text(f"Retired {second}.")
         assert history(http, scope_id, second).json()["state"] == "retired"
         assert second not in [e["citation"]["entry_id"] for e in listed(http, scope_id)]
 
-        page.click(f"[aria-label='open {third}']")
+        open_entry(page, third)
         page.click("#erase")
         dialog = page.locator("#confirm-erase")
         expect(dialog).to_be_visible()
@@ -189,7 +195,7 @@ def test_a_stale_expected_version_or_citation_is_shown_as_the_api_409(page: Page
 
         # And an entry revised elsewhere after the page opened it.
         entry_id = entries[0]["citation"]["entry_id"]
-        page.click(f"[aria-label='open {entry_id}']")
+        open_entry(page, entry_id)
         revised = {"scope_id": scope_id, "citation": entries[0]["citation"], "text": "Changed elsewhere."}
         http.post("/v1/memory/entries/revise", json=revised).raise_for_status()
         page.fill("#revise-text", "Changed in the page.")
@@ -220,7 +226,7 @@ def test_a_read_only_token_is_offered_no_write_control(page: Page, tmp_path: Pat
         open_scope(page, server.base_url, scope_id, token=tokens["reader"])
         expect(page.locator("#grants")).to_have_text("your actions: scope.read")
         assert len(table(page, "#entries")) == len(entries)
-        page.click(f"[aria-label='open {entries[0]['citation']['entry_id']}']")
+        open_entry(page, entries[0]["citation"]["entry_id"])
         expect(page.locator("#history tbody tr")).to_have_count(1)
         for control in ("#revise", "#retire", "#erase", "#set-expiry", "#clear-expiry"):
             expect(page.locator(control)).to_be_hidden()
@@ -229,7 +235,38 @@ def test_a_read_only_token_is_offered_no_write_control(page: Page, tmp_path: Pat
 
         # The owner's token, typed into the same page, is offered them.
         open_scope(page, server.base_url, scope_id, token=tokens["owner"])
-        page.click(f"[aria-label='open {entries[0]['citation']['entry_id']}']")
+        open_entry(page, entries[0]["citation"]["entry_id"])
         for control in ("#revise", "#retire", "#erase"):
             expect(page.locator(control)).to_be_visible()
         expect(page.locator(f"[aria-label='approve {candidate['candidate_id']}']")).to_be_visible()
+
+
+def test_an_expiry_is_set_and_cleared_through_the_page_and_expired_entries_are_listed(
+    page: Page, tmp_path: Path
+) -> None:
+    with running(sqlite(tmp_path)) as server, httpx.Client(base_url=server.base_url) as http:
+        scope_id, entries = seed(http)
+        expired = remember(
+            http, scope_id, "The old office was on Elm Street.", expires_at="2020-01-01T00:00:00Z"
+        )
+        assert expired["citation"]["entry_id"] not in [
+            e["citation"]["entry_id"] for e in listed(http, scope_id)
+        ]
+        open_scope(page, server.base_url, scope_id)
+        # Never recalled, but listed on the page, where a person may want to fix or erase it.
+        rows = {row[0]: row for row in table(page, "#entries")}
+        assert rows[expired["citation"]["entry_id"]][4].startswith("2020-01-01T00:00:00")
+
+        entry_id = entries[0]["citation"]["entry_id"]
+        open_entry(page, entry_id)
+        page.fill("#expires-at", "2030-01-02T03:04:05")
+        page.click("#set-expiry")
+        expect(page.locator("#status")).to_have_text(f"Expiry set: {entry_id}-v2.")
+        head = history(http, scope_id, entry_id).json()["versions"][-1]
+        assert head["text"] == entries[0]["text"] and head["expires_at"].startswith("2030-01-02T03:04:05")
+        assert {row[0]: row for row in table(page, "#entries")}[entry_id][4].startswith("2030-01-02T03:04:05")
+
+        page.click("#clear-expiry")
+        expect(page.locator("#status")).to_have_text(f"Expiry cleared: {entry_id}-v3.")
+        head = history(http, scope_id, entry_id).json()["versions"][-1]
+        assert head["text"] == entries[0]["text"] and head["expires_at"] is None
