@@ -148,6 +148,16 @@ class SyncMethods:
         References: remove the reference first. The Scope id may be created again afterwards."""
         return self._call(operations.DELETE_SCOPE, {'scope_id': scope_id})
 
+    def get_scope_grants(
+        self,
+        scope_id: str,
+    ) -> models.ScopeGrants:
+        """`GET /v1/scopes/{scope_id}/grants`: The actions the caller's token may do on this Scope. Decided
+        from the caller's grants alone, as every access check is, so the answer is the same for a Scope
+        that exists and one that does not. With access disabled every action is granted. A page or a
+        tool reads it to offer only the controls that the server would accept."""
+        return self._call(operations.GET_SCOPE_GRANTS, {'scope_id': scope_id})
+
     def remember(
         self,
         scope_id: str,
@@ -506,6 +516,16 @@ class AsyncMethods:
         holds. Refused with 409 `scope_referenced` while another Scope lists it among its Context
         References: remove the reference first. The Scope id may be created again afterwards."""
         return await self._call(operations.DELETE_SCOPE, {'scope_id': scope_id})
+
+    async def get_scope_grants(
+        self,
+        scope_id: str,
+    ) -> models.ScopeGrants:
+        """`GET /v1/scopes/{scope_id}/grants`: The actions the caller's token may do on this Scope. Decided
+        from the caller's grants alone, as every access check is, so the answer is the same for a Scope
+        that exists and one that does not. With access disabled every action is granted. A page or a
+        tool reads it to offer only the controls that the server would accept."""
+        return await self._call(operations.GET_SCOPE_GRANTS, {'scope_id': scope_id})
 
     async def remember(
         self,

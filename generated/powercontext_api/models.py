@@ -132,6 +132,17 @@ class ScopeList(BaseModel):
     next_cursor: Annotated[StrictStr | None, Field(...)]
 
 
+class ScopeGrants(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    scope_id: StrictStr
+    actions: Annotated[
+        list[Literal['scope.read', 'scope.write', 'scope.review', 'scope.erase', 'scope.export', 'server.admin']],
+        Field(description='Every action the caller may do on the Scope, in this order.'),
+    ]
+
+
 class MemoryArtifactRef(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -1179,6 +1190,18 @@ class UpdateScopeParameters(BaseModel):
 
 
 class DeleteScopeParameters(BaseModel):
+    scope_id: Annotated[
+        StrictStr,
+        Field(
+            description='A caller-chosen Scope id such as `project:demo`: not blank, without control characters, `/` or `%`, so it always stands in a URL path and reads back as written.',
+            max_length=256,
+            min_length=1,
+            pattern='^[^/%\\u0000-\\u001f\\u007f-\\u009f]*[^/%\\u0000-\\u001f\\u007f-\\u009f\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^/%\\u0000-\\u001f\\u007f-\\u009f]*$',
+        ),
+    ]
+
+
+class GetScopeGrantsParameters(BaseModel):
     scope_id: Annotated[
         StrictStr,
         Field(

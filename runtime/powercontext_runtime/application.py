@@ -18,7 +18,7 @@ from powercontext_api import models as wire
 from powercontext_api.operations import API_VERSION
 
 from . import responses
-from .access import FULL_ACCESS, Principal
+from .access import ACTIONS, FULL_ACCESS, Principal
 from .config import Settings
 from .cursors import decode_cursor, encode_cursor
 from .errors import EntryNotFound, ScopeNotFound
@@ -163,6 +163,13 @@ class ScopedContextApplication:
             if len(rows) <= request.limit:
                 return responses.scope_list(page, None)
             after = rows[-1].scope_id
+
+    @operation
+    def get_scope_grants(
+        self, request: wire.GetScopeGrantsParameters, *, principal: Principal = FULL_ACCESS
+    ) -> wire.ScopeGrants:
+        actions = [action for action in ACTIONS if principal.may(action, request.scope_id)]
+        return wire.ScopeGrants(scope_id=request.scope_id, actions=actions)
 
     @operation
     def update_scope(

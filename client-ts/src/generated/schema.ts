@@ -97,6 +97,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/scopes/{scope_id}/grants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                scope_id: components["schemas"]["ScopeId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The actions the caller's token may do on this Scope.
+         * @description Decided from the caller's grants alone, as every access check is, so the answer is the same for a Scope that exists and one that does not. With access disabled every action is granted. A page or a tool reads it to offer only the controls that the server would accept.
+         */
+        get: operations["get_scope_grants"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/scopes/{scope_id}/export": {
         parameters: {
             query?: never;
@@ -641,6 +663,11 @@ export interface components {
         ScopeList: {
             scopes: components["schemas"]["ScopeDescriptor"][];
             next_cursor: string | null;
+        };
+        ScopeGrants: {
+            scope_id: string;
+            /** @description Every action the caller may do on the Scope, in this order. */
+            actions: ("scope.read" | "scope.write" | "scope.review" | "scope.erase" | "scope.export" | "server.admin")[];
         };
         MemoryArtifactRef: {
             /** @enum {string} */
@@ -1471,6 +1498,31 @@ export interface operations {
             409: components["responses"]["Conflict"];
             422: components["responses"]["InvalidRequest"];
             503: components["responses"]["Unavailable"];
+        };
+    };
+    get_scope_grants: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                scope_id: components["schemas"]["ScopeId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's actions on the Scope. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScopeGrants"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["InvalidRequest"];
         };
     };
     export_scope: {
