@@ -78,13 +78,18 @@ docs-test: $(STAMP)  ## Build the docs site (any warning fails) and replay its e
 	$(BIN)/mkdocs build --strict --quiet --site-dir $$(mktemp -d)
 	$(BIN)/pytest -q tests/docs
 
+# Test files are dealt to TEST_WORKERS pytest processes (pytest-xdist), a whole file to one, so a
+# file's module fixtures start once; each worker starts its own session servers.
+TEST_WORKERS ?= 2
+XDIST := -n $(TEST_WORKERS) --dist loadfile
+
 unit-test: $(STAMP) mcp-inspector chromium  ## The pytest suite without the contract fuzzing.
-	POWERCONTEXT_TEST_CHROMIUM=$(CHROMIUM) $(BIN)/pytest -q --ignore=tests/contract --ignore=tests/docs --ignore=tests/hosts
+	POWERCONTEXT_TEST_CHROMIUM=$(CHROMIUM) $(BIN)/pytest -q $(XDIST) --ignore=tests/contract --ignore=tests/docs --ignore=tests/hosts
 
 test: check contract-test docs-test unit-test hosts-test ts-test  ## Everything CI runs.
 
 hosts-test: $(STAMP) hermes-venv host-clis  ## The real Hermes, Claude Code and Codex CLIs against PowerContext (tests/hosts).
-	$(BIN)/pytest -q tests/hosts
+	$(BIN)/pytest -q $(XDIST) tests/hosts
 
 eval: $(STAMP)  ## LoCoMo evidence recall per configuration and budget; rewrites docs/evaluation.md.
 	$(BIN)/python -m eval.run

@@ -48,7 +48,9 @@ def ingest(client: Client, scope_id: str, texts: Sequence[str], batch: int, seco
     deadline = time.perf_counter() + seconds
     offset = 0
     while time.perf_counter() < deadline:
-        chunk = [texts[(offset + i) % len(texts)] for i in range(batch)]
+        # Numbered, so no entry repeats an earlier one: the server's duplicate check runs on every
+        # entry and stores each (a repeated text would be answered as a duplicate, storing nothing).
+        chunk = [f"{texts[(offset + i) % len(texts)]} ({offset + i})" for i in range(batch)]
         body: dict[str, Any]
         offset += batch
         if batch == 1:

@@ -74,6 +74,9 @@ export class PowerContextClient {
   getScope(scopeId: string) {
     return this.#json("get_scope", { params: { path: { scope_id: scopeId } } });
   }
+  getScopeGrants(scopeId: string) {
+    return this.#json("get_scope_grants", { params: { path: { scope_id: scopeId } } });
+  }
   updateScope(scopeId: string, body: Body<"update_scope">) {
     return this.#json("update_scope", { params: { path: { scope_id: scopeId } }, body });
   }

@@ -39,6 +39,7 @@ test("every operation answers through its method", async () => {
   assert.equal(created.version, 1);
   assert.equal((await pc.createScope({ scope_id: SCOPE }, { existOk: true })).title, "TS client");
   assert.equal((await pc.getScope(SCOPE)).scope_id, SCOPE);
+  assert.ok((await pc.getScopeGrants(SCOPE)).actions.includes("scope.read"));
   assert.deepEqual((await pc.listScopes({ limit: 10 })).scopes.map((s) => s.scope_id), [SCOPE]);
   assert.equal((await pc.updateScope(SCOPE, { expected_version: 1, summary: "Über the API" })).version, 2);
 

@@ -62,11 +62,15 @@ def _add(commands: Any, shared: argparse.ArgumentParser, operation: Operation[Ba
     for parameter in parameters:
         _add_argument(group if parameter.name == table.clear else sub, parameter, table.note)
     if table.clear:
+        cleared = next(p for p in parameters if p.name == table.clear)
+        listed = cleared.schema.get("type") == "array"
         group.add_argument(
-            f"--no-{table.clear.split('_')[-1]}",
+            f"--no-{table.clear.split('_')[-1]}" if listed else f"--no-{table.clear.replace('_', '-')}",
             action="store_true",
             dest=f"no_{table.clear}",
-            help=f"Send an empty {table.clear}: remove every one.",
+            help=f"Send an empty {table.clear}: remove every one."
+            if listed
+            else f"Send {table.clear} as null: clear it.",
         )
     if table.confirm:
         sub.add_argument("--yes", action="store_true", help="Confirm; without it nothing is sent.")
@@ -122,6 +126,8 @@ def _add_argument(sub: Any, parameter: Parameter, note: str) -> None:
         return
     if schema == {"type": "boolean"}:  # the client's own switch, such as exist_ok
         options = {"action": "store_true", "help": note}
+    elif schema.get("type") == "boolean":  # the contract's: --X sends true, --no-X false
+        options.update(action=argparse.BooleanOptionalAction, default=None)
     flags = given.flags or (f"--{parameter.name.replace('_', '-')}",)
     sub.add_argument(*flags, dest=parameter.name, required=parameter.required, **options)
 
@@ -151,14 +157,15 @@ def _run(
     from_stdin = [p.name.upper() for p in parameters if p.given.stdin and getattr(args, p.name) == "-"]
     if len(from_stdin) > 1:
         raise UsageError(f"{' and '.join(from_stdin)} cannot both be read from standard input")
-    positional, keywords = [], {}
+    positional: list[Any] = []
+    keywords: dict[str, Any] = {}
     for parameter in parameters:
         value = _value(parameter, args)
         if parameter.name == table.clear and getattr(args, f"no_{table.clear}"):
-            value = []
-        if parameter.positional:
+            keywords[parameter.name] = [] if parameter.schema.get("type") == "array" else None
+        elif parameter.positional:
             positional.append(value)
-        else:
+        elif value is not None:  # left out: the method's default (not sent, or kept)
             keywords[parameter.name] = value
     return getattr(pc, name)(*positional, **keywords)
 

@@ -40,13 +40,20 @@ def add_custom_commands(commands: Any, shared: argparse.ArgumentParser) -> None:
     sub = command(
         "remember-batch",
         "Add many Memory entries from a JSON Lines file; prints every citation, in order.",
-        'Add the entries of FILE (JSON Lines: each line an object {"text": ..., "kind": ...} '
-        "or a JSON string; - reads standard input) in requests of --batch-size entries. Each "
-        "request is one transaction: an invalid entry stores nothing of its batch, and the error "
-        'says how many entries earlier batches stored. Prints {"citations": [...]} for all.',
+        'Add the entries of FILE (JSON Lines: each line an object {"text": ..., "kind": ..., '
+        '"expires_at": ...} or a JSON string; - reads standard input) in requests of --batch-size '
+        "entries. Each request is one transaction: an invalid entry stores nothing of its batch, "
+        "and the error says how many entries earlier batches stored. An entry whose text an active "
+        "entry (or an earlier line) already holds stores nothing and is cited as that one, unless "
+        '--keep-duplicates. Prints {"citations": [...], "duplicate": [...]} for all.',
     )
     _positionals(sub, file="JSON Lines of entries; - reads standard input.")
     sub.add_argument("--kind", help="The kind of entries given as plain strings (server default fact).")
+    sub.add_argument(
+        "--keep-duplicates",
+        action="store_true",
+        help="Store every line, even one whose text an active entry already holds.",
+    )
     sub.add_argument(
         "--batch-size",
         type=int,
@@ -129,10 +136,14 @@ def _remember_batch(pc: PowerContextClient, args: argparse.Namespace) -> BaseMod
     if not 1 <= args.batch_size <= MAX_BATCH:
         raise UsageError(f"--batch-size must be between 1 and {MAX_BATCH}")
     citations: list[Any] = []
+    duplicate: list[bool] = []
+    deduplicate = False if args.keep_duplicates else None
     with _open_text(args.file) as lines:
         for batch in _batches(_entry_lines(lines), args.batch_size):
             try:
-                result = pc.remember_batch(args.scope_id, [entry for _, entry in batch], kind=args.kind)
+                result = pc.remember_batch(
+                    args.scope_id, [entry for _, entry in batch], kind=args.kind, deduplicate=deduplicate
+                )
             except PowerContextError:
                 # Entry indexes in the error count from this batch's first line.
                 print(
@@ -142,7 +153,8 @@ def _remember_batch(pc: PowerContextClient, args: argparse.Namespace) -> BaseMod
                 )
                 raise
             citations += result.citations
-    return RememberBatchResult(citations=citations)
+            duplicate += result.duplicate
+    return RememberBatchResult(citations=citations, duplicate=duplicate)
 
 
 def _entry_lines(lines: Iterable[str]) -> Iterator[tuple[int, Any]]:

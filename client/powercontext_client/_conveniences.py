@@ -106,14 +106,18 @@ METHODS: Mapping[str, Method] = {
     "remember": Method(positional=("scope_id", "text")),
     "remember_batch": Method(
         positional=("scope_id", "entries"),
-        keywords=("kind", "expected_revision"),
+        keywords=("kind", "deduplicate", "expected_revision"),
         types={"entries": "Sequence[BatchEntryArg]"},
         extra=("kind: str | None = None",),
         note="`kind` applies to the entries given as plain text.",
         command="remember-batch",
     ),
     "revise_memory_entry": Method(
-        positional=("scope_id", "citation", "text"), types={"citation": "CitationArg"}
+        positional=("scope_id", "citation", "text"),
+        types={"citation": "CitationArg", "expires_at": "str | None | Unset"},
+        defaults={"expires_at": "UNSET"},
+        note="`expires_at` is left out (the expiry is kept) unless passed; `None` is sent as JSON `null` (cleared).",
+        clear="expires_at",
     ),
     "retire_memory_entry": _CITED,
     "get_memory_entry": _CITED,

@@ -160,7 +160,7 @@ def mcp_tool(tool: ToolSpec) -> types.Tool:
         output_schema=None if tool.output_schema is None else copy.deepcopy(dict(tool.output_schema)),
         annotations=types.ToolAnnotations(
             read_only_hint=tool.read_only,
-            destructive_hint=False,  # the writes only add revisions
+            destructive_hint=tool.destructive,  # erasure; the other writes only add revisions
             idempotent_hint=tool.read_only,
             open_world_hint=False,
         ),

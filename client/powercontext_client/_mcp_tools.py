@@ -26,14 +26,19 @@ PREPARE_TOOL: Final = "prepare_context"
 SCOPE_FIELD: Final = "scope_id"
 ASSEMBLY_FIELD: Final = "assembly"
 
-# The operations offered as tools, in listing order: prepare and write Memory, then the reads an agent
-# uses to look things up. Scope administration, erasure and candidate review stay with people.
+# The operations offered as tools, in listing order: prepare, write and correct Memory (an agent may
+# fix or erase what it stored: the server decides, by the token's grants), then the reads an agent
+# uses to look things up. Scope administration and candidate review stay with people.
 TOOL_OPERATIONS: Final = (
     "prepare_context",
     "remember",
     "remember_batch",
+    "revise_memory_entry",
+    "retire_memory_entry",
+    "erase_memory_entry",
     "search_memory",
     "get_memory_entry",
+    "get_memory_entry_history",
     "list_memory_entries",
     "search_experience",
     "get_experience",
@@ -46,8 +51,10 @@ TOOL_OPERATIONS: Final = (
     "get_capabilities",
 )
 
-WRITE_ACCESS: Final = "scope.write"
-"""The access a tool's operation declares when it commits a revision; every other tool only reads."""
+READ_ACCESS: Final = frozenset({"public", "scope.read"})
+"""The access a tool's operation declares when it only reads; every other tool changes stored data."""
+ERASE_ACCESS: Final = "scope.erase"
+"""The access of the one tool that destroys data (erasure); the other writes only add revisions."""
 
 
 class NoArguments(BaseModel):
@@ -76,6 +83,7 @@ class ToolSpec:
     input_schema: Mapping[str, Any]
     output_schema: Mapping[str, Any] | None
     read_only: bool
+    destructive: bool
     defaults: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -124,7 +132,8 @@ def _tool(operation: Operation[BaseModel], defaults: Mapping[str, Any]) -> ToolS
         output_schema=None
         if operation.operation_id == PREPARE_TOOL
         else operation.response_model.model_json_schema(mode="serialization"),
-        read_only=operation.access != WRITE_ACCESS,
+        read_only=operation.access in READ_ACCESS,
+        destructive=operation.access == ERASE_ACCESS,
         defaults=own,
     )
 

@@ -140,6 +140,8 @@ def request(operation: Operation[ModelT], arguments: Mapping[str, Any]) -> Call[
     given = dict(arguments)
     exist_ok = bool(given.pop("exist_ok", False))
     assembly = given.pop("assembly", UNSET)
+    # Revise's `expires_at`: left out when not passed, while `None` (clear it) is sent as `null`.
+    expires = given.pop("expires_at", None) if given.get("expires_at") in (UNSET, None) else UNSET
     if "entries" in given:  # remember_batch: `kind` is that of the entries given as plain text
         kind = given.pop("kind", None)
         given["entries"] = [_batch_entry(entry, kind) for entry in given["entries"]]
@@ -157,6 +159,8 @@ def request(operation: Operation[ModelT], arguments: Mapping[str, Any]) -> Call[
         # Added beside the generated model rather than through it: an explicit `None` must reach
         # the server as `null`, which the generated model would refuse to hold.
         call = replace(call, body={**call.body, "assembly": dump_free(assembly)})
+    if expires is None and operation is ops.REVISE_MEMORY_ENTRY and call.body is not None:
+        call = replace(call, body={**call.body, "expires_at": None})
     if exist_ok:  # a repeat is harmless: its 409 is answered by reading the Scope
         fallback = request(ops.GET_SCOPE, {"scope_id": given["scope_id"]})
         call = replace(call, repeatable=True, fallback=fallback)

@@ -148,16 +148,31 @@ class SyncMethods:
         References: remove the reference first. The Scope id may be created again afterwards."""
         return self._call(operations.DELETE_SCOPE, {'scope_id': scope_id})
 
+    def get_scope_grants(
+        self,
+        scope_id: str,
+    ) -> models.ScopeGrants:
+        """`GET /v1/scopes/{scope_id}/grants`: The actions the caller's token may do on this Scope. Decided
+        from the caller's grants alone, as every access check is, so the answer is the same for a Scope
+        that exists and one that does not. With access disabled every action is granted. A page or a
+        tool reads it to offer only the controls that the server would accept."""
+        return self._call(operations.GET_SCOPE_GRANTS, {'scope_id': scope_id})
+
     def remember(
         self,
         scope_id: str,
         text: str,
         *,
         kind: str | None = None,
+        expires_at: str | None = None,
+        deduplicate: bool | None = None,
         expected_revision: int | None = None,
     ) -> models.MemoryEntry:
-        """`POST /v1/memory/remember`: Add a Memory entry; commits the next Memory revision."""
-        return self._call(operations.REMEMBER, {'scope_id': scope_id, 'text': text, 'kind': kind, 'expected_revision': expected_revision})
+        """`POST /v1/memory/remember`: Add a Memory entry; commits the next Memory revision. A text equal
+        to the head text of an active entry of the Scope (normalised as search normalises it) stores
+        nothing unless `deduplicate` is false: the answer is that entry, with `duplicate: true`, and no
+        revision is committed."""
+        return self._call(operations.REMEMBER, {'scope_id': scope_id, 'text': text, 'kind': kind, 'expires_at': expires_at, 'deduplicate': deduplicate, 'expected_revision': expected_revision})
 
     def remember_batch(
         self,
@@ -165,23 +180,29 @@ class SyncMethods:
         entries: Sequence[BatchEntryArg],
         *,
         kind: str | None = None,
+        deduplicate: bool | None = None,
         expected_revision: int | None = None,
     ) -> models.RememberBatchResult:
         """`POST /v1/memory/remember/batch`: Add up to 1,000 Memory entries in one transaction; commits one
-        Memory revision per entry, in order. All or nothing: one invalid entry is a 422 whose `loc`
-        names its index, and nothing is stored. The body cap applies to the whole request. `kind`
-        applies to the entries given as plain text."""
-        return self._call(operations.REMEMBER_BATCH, {'scope_id': scope_id, 'entries': entries, 'expected_revision': expected_revision, 'kind': kind})
+        Memory revision per stored entry, in order. All or nothing: one invalid entry is a 422 whose
+        `loc` names its index, and nothing is stored. An entry whose text duplicates an active entry or
+        an earlier entry of the batch stores nothing and is cited as that entry (`duplicate` says
+        which), unless `deduplicate` is false. The body cap applies to the whole request. `kind` applies
+        to the entries given as plain text."""
+        return self._call(operations.REMEMBER_BATCH, {'scope_id': scope_id, 'entries': entries, 'deduplicate': deduplicate, 'expected_revision': expected_revision, 'kind': kind})
 
     def revise_memory_entry(
         self,
         scope_id: str,
         citation: CitationArg,
         text: str,
+        *,
+        expires_at: str | None | Unset = UNSET,
     ) -> models.MemoryEntry:
         """`POST /v1/memory/entries/revise`: Replace the text of the entry a head citation names; commits
-        the next revision."""
-        return self._call(operations.REVISE_MEMORY_ENTRY, {'scope_id': scope_id, 'citation': citation, 'text': text})
+        the next revision. `expires_at` is left out (the expiry is kept) unless passed; `None` is sent
+        as JSON `null` (cleared)."""
+        return self._call(operations.REVISE_MEMORY_ENTRY, {'scope_id': scope_id, 'citation': citation, 'text': text, 'expires_at': expires_at})
 
     def retire_memory_entry(
         self,
@@ -227,9 +248,11 @@ class SyncMethods:
         *,
         limit: int | None = None,
         cursor: str | None = None,
+        include_expired: bool | None = None,
     ) -> models.MemoryEntryList:
-        """`POST /v1/memory/entries/list`: List the active entries of the Memory head in creation order."""
-        return self._call(operations.LIST_MEMORY_ENTRIES, {'scope_id': scope_id, 'limit': limit, 'cursor': cursor})
+        """`POST /v1/memory/entries/list`: List the active entries of the Memory head in creation order
+        (expired ones only on request)."""
+        return self._call(operations.LIST_MEMORY_ENTRIES, {'scope_id': scope_id, 'limit': limit, 'cursor': cursor, 'include_expired': include_expired})
 
     def search_memory(
         self,
@@ -494,16 +517,31 @@ class AsyncMethods:
         References: remove the reference first. The Scope id may be created again afterwards."""
         return await self._call(operations.DELETE_SCOPE, {'scope_id': scope_id})
 
+    async def get_scope_grants(
+        self,
+        scope_id: str,
+    ) -> models.ScopeGrants:
+        """`GET /v1/scopes/{scope_id}/grants`: The actions the caller's token may do on this Scope. Decided
+        from the caller's grants alone, as every access check is, so the answer is the same for a Scope
+        that exists and one that does not. With access disabled every action is granted. A page or a
+        tool reads it to offer only the controls that the server would accept."""
+        return await self._call(operations.GET_SCOPE_GRANTS, {'scope_id': scope_id})
+
     async def remember(
         self,
         scope_id: str,
         text: str,
         *,
         kind: str | None = None,
+        expires_at: str | None = None,
+        deduplicate: bool | None = None,
         expected_revision: int | None = None,
     ) -> models.MemoryEntry:
-        """`POST /v1/memory/remember`: Add a Memory entry; commits the next Memory revision."""
-        return await self._call(operations.REMEMBER, {'scope_id': scope_id, 'text': text, 'kind': kind, 'expected_revision': expected_revision})
+        """`POST /v1/memory/remember`: Add a Memory entry; commits the next Memory revision. A text equal
+        to the head text of an active entry of the Scope (normalised as search normalises it) stores
+        nothing unless `deduplicate` is false: the answer is that entry, with `duplicate: true`, and no
+        revision is committed."""
+        return await self._call(operations.REMEMBER, {'scope_id': scope_id, 'text': text, 'kind': kind, 'expires_at': expires_at, 'deduplicate': deduplicate, 'expected_revision': expected_revision})
 
     async def remember_batch(
         self,
@@ -511,23 +549,29 @@ class AsyncMethods:
         entries: Sequence[BatchEntryArg],
         *,
         kind: str | None = None,
+        deduplicate: bool | None = None,
         expected_revision: int | None = None,
     ) -> models.RememberBatchResult:
         """`POST /v1/memory/remember/batch`: Add up to 1,000 Memory entries in one transaction; commits one
-        Memory revision per entry, in order. All or nothing: one invalid entry is a 422 whose `loc`
-        names its index, and nothing is stored. The body cap applies to the whole request. `kind`
-        applies to the entries given as plain text."""
-        return await self._call(operations.REMEMBER_BATCH, {'scope_id': scope_id, 'entries': entries, 'expected_revision': expected_revision, 'kind': kind})
+        Memory revision per stored entry, in order. All or nothing: one invalid entry is a 422 whose
+        `loc` names its index, and nothing is stored. An entry whose text duplicates an active entry or
+        an earlier entry of the batch stores nothing and is cited as that entry (`duplicate` says
+        which), unless `deduplicate` is false. The body cap applies to the whole request. `kind` applies
+        to the entries given as plain text."""
+        return await self._call(operations.REMEMBER_BATCH, {'scope_id': scope_id, 'entries': entries, 'deduplicate': deduplicate, 'expected_revision': expected_revision, 'kind': kind})
 
     async def revise_memory_entry(
         self,
         scope_id: str,
         citation: CitationArg,
         text: str,
+        *,
+        expires_at: str | None | Unset = UNSET,
     ) -> models.MemoryEntry:
         """`POST /v1/memory/entries/revise`: Replace the text of the entry a head citation names; commits
-        the next revision."""
-        return await self._call(operations.REVISE_MEMORY_ENTRY, {'scope_id': scope_id, 'citation': citation, 'text': text})
+        the next revision. `expires_at` is left out (the expiry is kept) unless passed; `None` is sent
+        as JSON `null` (cleared)."""
+        return await self._call(operations.REVISE_MEMORY_ENTRY, {'scope_id': scope_id, 'citation': citation, 'text': text, 'expires_at': expires_at})
 
     async def retire_memory_entry(
         self,
@@ -573,9 +617,11 @@ class AsyncMethods:
         *,
         limit: int | None = None,
         cursor: str | None = None,
+        include_expired: bool | None = None,
     ) -> models.MemoryEntryList:
-        """`POST /v1/memory/entries/list`: List the active entries of the Memory head in creation order."""
-        return await self._call(operations.LIST_MEMORY_ENTRIES, {'scope_id': scope_id, 'limit': limit, 'cursor': cursor})
+        """`POST /v1/memory/entries/list`: List the active entries of the Memory head in creation order
+        (expired ones only on request)."""
+        return await self._call(operations.LIST_MEMORY_ENTRIES, {'scope_id': scope_id, 'limit': limit, 'cursor': cursor, 'include_expired': include_expired})
 
     async def search_memory(
         self,

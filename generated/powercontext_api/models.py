@@ -132,6 +132,17 @@ class ScopeList(BaseModel):
     next_cursor: Annotated[StrictStr | None, Field(...)]
 
 
+class ScopeGrants(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    scope_id: StrictStr
+    actions: Annotated[
+        list[Literal['scope.read', 'scope.write', 'scope.review', 'scope.erase', 'scope.export', 'server.admin']],
+        Field(description='Every action the caller may do on the Scope, in this order.'),
+    ]
+
+
 class MemoryArtifactRef(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -162,6 +173,18 @@ class MemoryEntry(BaseModel):
     text: StrictStr
     kind: StrictStr
     state: Literal['active', 'retired']
+    expires_at: Annotated[
+        StrictStr | None,
+        Field(
+            description='When this version stops being recalled (as the store writes times, `2026-01-31T12:00:00.000000+00:00`); null when it never expires. An expired entry is still read by its citation.'
+        ),
+    ]
+    duplicate: Annotated[
+        StrictBool | MISSING,
+        Field(
+            description='Only in a remember answer: true when the text equalled (normalised as search normalises it) the head text of an active entry of the Scope, so nothing was stored and the citation names that entry.'
+        ),
+    ] = MISSING
 
 
 class MemoryEntryList(BaseModel):
@@ -199,6 +222,20 @@ class RememberRequest(BaseModel):
             description='A label for the entry (not an Artifact family).', pattern='^[a-z][a-z0-9_-]{0,63}$'
         ),
     ] = 'fact'
+    expires_at: Annotated[
+        StrictStr | MISSING,
+        Field(
+            description='An instant in UTC, RFC 3339 (`2026-01-31T12:00:00Z`, `+00:00` also accepted, up to six fractional digits). From that instant the entry is no longer recalled by search or prepare; it stays readable by its citation and listable with `include_expired`.',
+            max_length=32,
+            pattern='^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,6})?(Z|\\+00:00)$',
+        ),
+    ] = MISSING
+    deduplicate: Annotated[
+        StrictBool,
+        Field(
+            description="Whether a text equal (after NFKC, case folding and collapsing whitespace, as search normalises it) to the head text of an active entry of the Scope, or to an earlier entry of the same batch, stores nothing and answers with that entry's citation. False stores it anyway."
+        ),
+    ] = True
     expected_revision: Annotated[
         StrictInt | MISSING,
         Field(
@@ -227,6 +264,14 @@ class BatchEntry(BaseModel):
             description='A label for the entry (not an Artifact family).', pattern='^[a-z][a-z0-9_-]{0,63}$'
         ),
     ] = 'fact'
+    expires_at: Annotated[
+        StrictStr | MISSING,
+        Field(
+            description='An instant in UTC, RFC 3339 (`2026-01-31T12:00:00Z`, `+00:00` also accepted, up to six fractional digits). From that instant the entry is no longer recalled by search or prepare; it stays readable by its citation and listable with `include_expired`.',
+            max_length=32,
+            pattern='^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,6})?(Z|\\+00:00)$',
+        ),
+    ] = MISSING
 
 
 class RememberBatchResult(BaseModel):
@@ -234,6 +279,12 @@ class RememberBatchResult(BaseModel):
         extra='forbid',
     )
     citations: list[MemoryCitation]
+    duplicate: Annotated[
+        list[StrictBool],
+        Field(
+            description="One flag per entry, in the order of `entries`: true where the entry stored nothing because its text equalled an active entry's head text (or an earlier entry of this batch), and its citation names that entry."
+        ),
+    ]
 
 
 class EntryEraseRequest(BaseModel):
@@ -291,6 +342,14 @@ class ReviseEntryRequest(BaseModel):
             pattern='[^\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]',
         ),
     ]
+    expires_at: Annotated[
+        StrictStr | None | MISSING,
+        Field(
+            description="The new version's expiry: omitted keeps the cited version's, null clears it (the new version never expires), an instant sets it.",
+            max_length=32,
+            pattern='^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,6})?(Z|\\+00:00)$',
+        ),
+    ] = MISSING
 
 
 class EntryHistoryRequest(BaseModel):
@@ -318,6 +377,10 @@ class MemoryEntryVersion(BaseModel):
         Field(description='The version as of the revision that added it; `get_memory_entry` reads it back.'),
     ]
     text: StrictStr
+    expires_at: Annotated[
+        StrictStr | None,
+        Field(description='When this version stops being recalled; null when it never expires.'),
+    ]
     removed_revision: Annotated[
         StrictInt | None,
         Field(
@@ -364,6 +427,12 @@ class ListEntriesRequest(BaseModel):
             min_length=1,
         ),
     ] = MISSING
+    include_expired: Annotated[
+        StrictBool,
+        Field(
+            description='Also list entries whose `expires_at` has passed (they are never recalled). By default the list shows what recall can return.'
+        ),
+    ] = False
 
 
 class MemorySearchRequest(BaseModel):
@@ -989,6 +1058,14 @@ class ScopeExportMemoryEntryVersion(BaseModel):
     ]
     added_revision: Annotated[StrictInt, Field(ge=1, le=9007199254740991)]
     removed_revision: Annotated[StrictInt | None, Field(ge=1, le=9007199254740991)]
+    expires_at: Annotated[
+        StrictStr | MISSING,
+        Field(
+            description='When this version stops being recalled; absent when it never expires.',
+            max_length=40,
+            pattern='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$',
+        ),
+    ] = MISSING
 
 
 class ScopeExportMemoryErasure(BaseModel):
@@ -1124,6 +1201,18 @@ class DeleteScopeParameters(BaseModel):
     ]
 
 
+class GetScopeGrantsParameters(BaseModel):
+    scope_id: Annotated[
+        StrictStr,
+        Field(
+            description='A caller-chosen Scope id such as `project:demo`: not blank, without control characters, `/` or `%`, so it always stands in a URL path and reads back as written.',
+            max_length=256,
+            min_length=1,
+            pattern='^[^/%\\u0000-\\u001f\\u007f-\\u009f]*[^/%\\u0000-\\u001f\\u007f-\\u009f\\t\\n\\f\\r \\u000b\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^/%\\u0000-\\u001f\\u007f-\\u009f]*$',
+        ),
+    ]
+
+
 class ExportScopeParameters(BaseModel):
     scope_id: Annotated[
         StrictStr,
@@ -1206,6 +1295,12 @@ class RememberBatchRequest(BaseModel):
         ),
     ]
     entries: Annotated[list[BatchEntry], Field(max_length=1000, min_length=1)]
+    deduplicate: Annotated[
+        StrictBool,
+        Field(
+            description="Whether a text equal (after NFKC, case folding and collapsing whitespace, as search normalises it) to the head text of an active entry of the Scope, or to an earlier entry of the same batch, stores nothing and answers with that entry's citation. False stores it anyway."
+        ),
+    ] = True
     expected_revision: Annotated[
         StrictInt | MISSING,
         Field(
@@ -1243,6 +1338,12 @@ class ReceiptItem(BaseModel):
     revision: Annotated[StrictInt, Field(ge=1)]
     entry_id: Annotated[StrictStr | MISSING, Field(description='Memory only.')] = MISSING
     entry_version_id: Annotated[StrictStr | MISSING, Field(description='Memory only.')] = MISSING
+    expires_at: Annotated[
+        StrictStr | MISSING,
+        Field(
+            description="Memory only, for an entry that expires: when it stops being recalled (the store's time form). An expired entry is never a candidate, so it never has an item."
+        ),
+    ] = MISSING
     recall_rank: Annotated[StrictInt | None, Field(ge=1)]
     body_bytes: Annotated[StrictInt, Field(ge=0)]
     bytes: Annotated[StrictInt, Field(ge=0)]

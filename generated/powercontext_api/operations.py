@@ -209,6 +209,26 @@ DELETE_SCOPE: Operation[models.ScopeErasure] = Operation(
     summary='Erase a Scope with every family, candidate and index row it holds.',
 )
 
+GET_SCOPE_GRANTS: Operation[models.ScopeGrants] = Operation(
+    operation_id='get_scope_grants',
+    method='GET',
+    path='/v1/scopes/{scope_id}/grants',
+    access='scope.read',
+    status=200,
+    response_model=models.ScopeGrants,
+    parameters=(
+        Parameter('scope_id', 'path', True, False),
+    ),
+    parameters_model=models.GetScopeGrantsParameters,
+    responses={
+        200: models.ScopeGrants,
+        401: models.ErrorResponse,
+        403: models.ErrorResponse,
+        422: models.ErrorResponse,
+    },
+    summary="The actions the caller's token may do on this Scope.",
+)
+
 EXPORT_SCOPE: Operation[BaseModel] = Operation(
     operation_id='export_scope',
     method='GET',
@@ -295,7 +315,7 @@ REMEMBER_BATCH: Operation[models.RememberBatchResult] = Operation(
         422: models.ErrorResponse,
         503: models.ErrorResponse,
     },
-    summary='Add up to 1,000 Memory entries in one transaction; commits one Memory revision per entry, in order.',
+    summary='Add up to 1,000 Memory entries in one transaction; commits one Memory revision per stored entry, in order.',
 )
 
 REVISE_MEMORY_ENTRY: Operation[models.MemoryEntry] = Operation(
@@ -420,7 +440,7 @@ LIST_MEMORY_ENTRIES: Operation[models.MemoryEntryList] = Operation(
         422: models.ErrorResponse,
         503: models.ErrorResponse,
     },
-    summary='List the active entries of the Memory head in creation order.',
+    summary='List the active entries of the Memory head in creation order (expired ones only on request).',
 )
 
 SEARCH_MEMORY: Operation[models.MemorySearchResult] = Operation(
@@ -760,6 +780,7 @@ OPERATIONS: tuple[Operation[BaseModel], ...] = (
     GET_SCOPE,
     UPDATE_SCOPE,
     DELETE_SCOPE,
+    GET_SCOPE_GRANTS,
     EXPORT_SCOPE,
     IMPORT_SCOPE,
     REMEMBER,

@@ -18,7 +18,7 @@ from powercontext_api import models as wire
 from powercontext_api.operations import API_VERSION
 
 from . import responses
-from .access import FULL_ACCESS, Principal
+from .access import ACTIONS, FULL_ACCESS, Principal
 from .config import Settings
 from .cursors import decode_cursor, encode_cursor
 from .errors import EntryNotFound, ScopeNotFound
@@ -48,8 +48,8 @@ from .recall import (
     recall_topics,
     topic_hit,
 )
-from .request_rules import assembly_options, check_references, max_bytes_limits
-from .store import Store, artifacts, candidates, memory, scopes, topics
+from .request_rules import assembly_options, check_references, expiry, max_bytes_limits
+from .store import Store, artifacts, candidates, clock, memory, scopes, topics
 from .vectors import EmbeddingLeg
 
 T = TypeVar("T")
@@ -61,6 +61,8 @@ OK = wire.HealthStatus(status="ok")
 
 
 PrepareObserver = Callable[[BuiltContext], None]
+# Called with (entries stored, entries answered as duplicates) after each remember and batch.
+RememberObserver = Callable[[int, int], None]
 
 
 class ScopedContextApplication:
@@ -68,6 +70,7 @@ class ScopedContextApplication:
         self._store = store
         self.settings = settings
         self._prepare_observers: tuple[PrepareObserver, ...] = ()
+        self._remember_observers: tuple[RememberObserver, ...] = ()
 
     def observe_prepares(self, observer: PrepareObserver) -> None:
         """Call `observer` with every prepare's built context and receipt (prepare and explain),
@@ -77,6 +80,16 @@ class ScopedContextApplication:
     def use_embeddings(self, leg: EmbeddingLeg) -> None:
         """Turn on the optional embedding leg of Memory recall (the server does, when configured)."""
         self._store.use_embeddings(leg)
+
+    def observe_remembers(self, observer: RememberObserver) -> None:
+        """Call `observer` with how many entries each remember or batch stored and how many it
+        answered as duplicates; the server's metrics count them this way."""
+        self._remember_observers = (*self._remember_observers, observer)
+
+    def _remembered(self, flags: Sequence[bool]) -> None:
+        duplicates = sum(flags)
+        for observe in self._remember_observers:
+            observe(len(flags) - duplicates, duplicates)
 
     def close(self) -> None:
         self._store.close()
@@ -157,6 +170,13 @@ class ScopedContextApplication:
             after = rows[-1].scope_id
 
     @operation
+    def get_scope_grants(
+        self, request: wire.GetScopeGrantsParameters, *, principal: Principal = FULL_ACCESS
+    ) -> wire.ScopeGrants:
+        actions = [action for action in ACTIONS if principal.may(action, request.scope_id)]
+        return wire.ScopeGrants(scope_id=request.scope_id, actions=actions)
+
+    @operation
     def update_scope(
         self,
         target: wire.UpdateScopeParameters,
@@ -215,17 +235,39 @@ class ScopedContextApplication:
         self, request: wire.RememberRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.MemoryEntry:
         expected = None if request.expected_revision is MISSING else request.expected_revision
-        entry = self._store.run(memory.remember, request.scope_id, request.text, request.kind, expected)
-        return responses.memory_entry(entry)
+        expires = None if request.expires_at is MISSING else expiry(request.expires_at, ("expires_at",))
+        entry = self._store.run(
+            memory.remember,
+            request.scope_id,
+            request.text,
+            request.kind,
+            expected,
+            expires,
+            request.deduplicate,
+        )
+        self._remembered([entry.duplicate])
+        return responses.memory_entry(entry, duplicate=entry.duplicate)
 
     @operation
     def remember_batch(
         self, request: wire.RememberBatchRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.RememberBatchResult:
         expected = None if request.expected_revision is MISSING else request.expected_revision
-        entries = [(entry.text, entry.kind) for entry in request.entries]
-        citations = self._store.run(memory.remember_batch, request.scope_id, entries, expected)
-        return responses.remember_batch_result(citations)
+        entries = [
+            (
+                entry.text,
+                entry.kind,
+                None
+                if entry.expires_at is MISSING
+                else expiry(entry.expires_at, ("entries", i, "expires_at")),
+            )
+            for i, entry in enumerate(request.entries)
+        ]
+        cited = self._store.run(
+            memory.remember_batch, request.scope_id, entries, expected, request.deduplicate
+        )
+        self._remembered([duplicate for _, duplicate in cited])
+        return responses.remember_batch_result(cited)
 
     @operation
     def erase_memory_entry(
@@ -240,8 +282,16 @@ class ScopedContextApplication:
     def revise_memory_entry(
         self, request: wire.ReviseEntryRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.MemoryEntry:
+        given = request.expires_at
+        keep = given is MISSING
+        expires = None if given is MISSING or given is None else expiry(given, ("expires_at",))
         entry = self._store.run(
-            memory.revise_memory_entry, request.scope_id, _citation(request.citation), request.text
+            memory.revise_memory_entry,
+            request.scope_id,
+            _citation(request.citation),
+            request.text,
+            keep,
+            expires,
         )
         return responses.memory_entry(entry)
 
@@ -273,7 +323,10 @@ class ScopedContextApplication:
             state="active" if removed is None else "retired",
             versions=[
                 wire.MemoryEntryVersion(
-                    citation=responses.citation(entry.citation), text=entry.text, removed_revision=gone
+                    citation=responses.citation(entry.citation),
+                    text=entry.text,
+                    removed_revision=gone,
+                    expires_at=entry.expires_at,
                 )
                 for entry, gone in versions
             ],
@@ -284,7 +337,10 @@ class ScopedContextApplication:
         self, request: wire.ListEntriesRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.MemoryEntryList:
         after = 0 if request.cursor is MISSING else int(decode_cursor(request.cursor, "entry"))
-        rows = self._store.run(memory.list_memory_entries, request.scope_id, after, request.limit + 1)
+        live_at = None if request.include_expired else clock.now()
+        rows = self._store.run(
+            memory.list_memory_entries, request.scope_id, after, request.limit + 1, live_at
+        )
         return responses.memory_entry_list(*_page(rows, request.limit, "entry"))
 
     @operation

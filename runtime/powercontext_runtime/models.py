@@ -35,6 +35,7 @@ class MemoryEntry:
     text: str
     kind: str
     state: EntryState
+    expires_at: str | None = None  # the store's time form (`clock.now`); None: never expires
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +43,7 @@ class MemoryHit:
     citation: MemoryCitation
     text: str
     score: float  # the rounded BM25 score the search ranked it by
+    expires_at: str | None = None
 
 
 PreparedStatus = Literal["ready", "empty"]

@@ -18,6 +18,7 @@ from powercontext_api.models import Assembly, ExperienceSection, FamilySection, 
 
 from .errors import InvalidRequest
 from .prepare import AssemblyOptions, Section
+from .store.clock import instant
 
 
 def assembly_options(assembly: Assembly, max_entries: int) -> AssemblyOptions:
@@ -82,3 +83,14 @@ _LIMIT_BOUNDS: Mapping[str, tuple[int, int]] = MappingProxyType(
         for family in get_args(section.model_fields["family"].annotation)
     }
 )
+
+
+def expiry(value: str, loc: tuple[str | int, ...]) -> str:
+    """An `expires_at` the contract's pattern let through, in the store's time form; a date the
+    pattern cannot rule out (30 February) is refused here, naming only where it was."""
+    found = instant(value)
+    if found is None:
+        raise InvalidRequest.single(
+            "expires_at", loc, "Not a real instant: expected RFC 3339 in UTC, e.g. 2026-01-31T12:00:00Z"
+        )
+    return found

@@ -6,7 +6,7 @@ operation answers with the generated model its operation table names, built by t
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from powercontext_api import models as wire
 
@@ -48,10 +48,12 @@ def citation(value: MemoryCitation) -> wire.MemoryCitation:
     return wire.MemoryCitation.model_validate(_citation_fields(value))
 
 
-def remember_batch_result(values: Iterable[MemoryCitation]) -> wire.RememberBatchResult:
+def remember_batch_result(values: Sequence[tuple[MemoryCitation, bool]]) -> wire.RememberBatchResult:
     # Validated as one value: a model built per citation took 2.0 µs each, this 1.4 (a batch holds
     # up to 1,000).
-    return wire.RememberBatchResult.model_validate({"citations": [_citation_fields(v) for v in values]})
+    return wire.RememberBatchResult.model_validate(
+        {"citations": [_citation_fields(c) for c, _ in values], "duplicate": [d for _, d in values]}
+    )
 
 
 def _citation_fields(value: MemoryCitation) -> dict[str, object]:
@@ -62,10 +64,18 @@ def _citation_fields(value: MemoryCitation) -> dict[str, object]:
     }
 
 
-def memory_entry(value: MemoryEntry) -> wire.MemoryEntry:
-    return wire.MemoryEntry(
-        citation=citation(value.citation), text=value.text, kind=value.kind, state=value.state
+def memory_entry(value: MemoryEntry, duplicate: bool | None = None) -> wire.MemoryEntry:
+    """The entry; `duplicate` only in a remember's answer."""
+    entry = wire.MemoryEntry(
+        citation=citation(value.citation),
+        text=value.text,
+        kind=value.kind,
+        state=value.state,
+        expires_at=value.expires_at,
     )
+    if duplicate is not None:
+        entry.duplicate = duplicate
+    return entry
 
 
 def memory_entry_list(entries: Iterable[MemoryEntry], next_cursor: str | None) -> wire.MemoryEntryList:
@@ -119,6 +129,8 @@ def receipt_item(value: Considered) -> wire.ReceiptItem:
     }
     if origin.entry_id is not None:  # Memory: the entry and its version
         item |= {"entry_id": origin.entry_id, "entry_version_id": origin.entry_version_id}
+    if origin.expires_at is not None:
+        item["expires_at"] = origin.expires_at
     return wire.ReceiptItem.model_validate(item)
 
 

@@ -85,6 +85,7 @@ def create_app(
 
     metrics = Metrics()
     application.observe_prepares(metrics.observe_prepare)
+    application.observe_remembers(metrics.observe_remember)
     if http.embedding is not None:
         leg = embedding_leg(
             http.embedding, EmbeddingClient(http.embedding), metrics.observe_embedding_fallback

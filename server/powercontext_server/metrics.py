@@ -66,6 +66,13 @@ class Metrics:
             ["family", "reason"],
             registry=self.registry,
         )
+        self._remembered = Counter(
+            "powercontext_memory_entries_remembered",
+            "Entries remember and remember/batch were given, by outcome: `stored`, or `duplicate`"
+            " (the Scope already held the text as an active entry, so nothing was stored).",
+            ["outcome"],
+            registry=self.registry,
+        )
         self._store_errors = Counter(
             "powercontext_store_errors",
             "Requests that failed because the database or the search index could not answer (503).",
@@ -96,6 +103,11 @@ class Metrics:
             self._child(self._candidates, (family,)).inc(count)
             if reason is not None:
                 self._child(self._dropped, (family, reason)).inc(count)
+
+    def observe_remember(self, stored: int, duplicates: int) -> None:
+        for outcome, count in (("stored", stored), ("duplicate", duplicates)):
+            if count:
+                self._child(self._remembered, (outcome,)).inc(count)
 
     def _child(self, metric: Counter | Histogram, labels: tuple[str, ...]) -> Any:
         # `labels()` costs microseconds a call, and a request makes several; the label sets are

@@ -1,7 +1,8 @@
-"""The prepare preview page at `/ui/`: three static files shipped in the package, no build step.
+"""The pages at `/ui/`: the prepare preview (`/ui/`) and the Memory page (`/ui/memory`), static
+files shipped in the package, no build step.
 
-Served with a Content-Security-Policy that lets the page load only its own script and style and
-talk only to this server, so recalled text, which it shows, can never run as code.
+Served with a Content-Security-Policy that lets a page load only its own scripts and style and
+talk only to this server, so recalled text, which they show, can never run as code.
 """
 
 from __future__ import annotations
@@ -12,10 +13,18 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
+_HTML = "text/html; charset=utf-8"
+_JS = "text/javascript; charset=utf-8"
+# URL path under /ui/ -> (file in ui/, media type)
 _FILES = {
-    "index.html": "text/html; charset=utf-8",
-    "app.js": "text/javascript; charset=utf-8",
-    "style.css": "text/css; charset=utf-8",
+    "": ("index.html", _HTML),
+    "app.js": ("app.js", _JS),
+    "api.js": ("api.js", _JS),
+    "style.css": ("style.css", "text/css; charset=utf-8"),
+    "memory": ("memory.html", _HTML),
+    "memory.js": ("memory.js", _JS),
+    "memory_view.js": ("memory_view.js", _JS),
+    "line_diff.js": ("line_diff.js", _JS),
 }
 _HEADERS = {
     "Content-Security-Policy": (
@@ -29,17 +38,18 @@ _HEADERS = {
 
 
 def ui_routes() -> list[BaseRoute]:
-    """`/ui` redirects to `/ui/`; `/ui/` is the page, beside its script and style."""
+    """`/ui` redirects to `/ui/`; `/ui/` is the preview and `/ui/memory` the Memory page, beside
+    their scripts and style."""
     folder = Path(__file__).resolve().parent / "ui"
-    pages = {name: (folder / name).read_bytes() for name in _FILES}
+    pages = {path: (folder / name).read_bytes() for path, (name, _) in _FILES.items()}
 
-    def serve(name: str) -> Route:
+    def serve(path: str) -> Route:
         async def page(request: Request) -> Response:
-            return Response(pages[name], media_type=_FILES[name], headers=_HEADERS)
+            return Response(pages[path], media_type=_FILES[path][1], headers=_HEADERS)
 
-        return Route("/ui/" if name == "index.html" else f"/ui/{name}", page, methods=["GET", "HEAD"])
+        return Route(f"/ui/{path}", page, methods=["GET", "HEAD"])
 
     async def to_page(request: Request) -> Response:
         return RedirectResponse("/ui/", status_code=308)
 
-    return [Route("/ui", to_page, methods=["GET", "HEAD"]), *(serve(name) for name in _FILES)]
+    return [Route("/ui", to_page, methods=["GET", "HEAD"]), *(serve(path) for path in _FILES)]

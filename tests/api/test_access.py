@@ -183,6 +183,7 @@ OPERATIONS: list[tuple[str, str, Request]] = [
         ),
     ),
     ("get_profile", "scope.read", lambda w, s: ("POST", "/v1/profile/get", {"scope_id": s})),
+    ("get_scope_grants", "scope.read", lambda w, s: ("GET", f"/v1/scopes/{s}/grants", None)),
     (
         "exact_read",
         "scope.read",
@@ -355,6 +356,19 @@ def test_cited_exact_reads_return_the_exact_version_only_to_readers(world: World
             "/v1/memory/entries/get", json={"scope_id": "team:c", "citation": world.citations["team:c"]}
         )
         assert denied.status_code == 403 and marker("team:c", "memory").encode() not in denied.content
+
+
+@pytest.mark.parametrize(("principal", "scope_id"), list(itertools.product(PRINCIPALS, SCOPES)))
+def test_a_reader_is_told_its_own_actions_on_a_scope(world: World, principal: str, scope_id: str) -> None:
+    """`get_scope_grants` lists exactly the actions the matrix above allows; a non-reader gets 403."""
+    with world.client(principal) as client:
+        response = client.get(f"/v1/scopes/{scope_id}/grants")
+    if not may(principal, "scope.read", scope_id):
+        assert (response.status_code, response.json()) == (403, FORBIDDEN)
+        return
+    actions = ["scope.read", "scope.write", "scope.review", "scope.erase", "scope.export", "server.admin"]
+    expected = [action for action in actions if may(principal, action, scope_id)]
+    assert (response.status_code, response.json()) == (200, {"scope_id": scope_id, "actions": expected})
 
 
 def test_forbidden_and_missing_scopes_look_the_same(world: World) -> None:

@@ -26,6 +26,8 @@ def test_remember_returns_the_exact_citation(http: httpx.Client) -> None:
         "text": "Run make contract-test after API changes.",
         "kind": "fact",
         "state": "active",
+        "expires_at": None,
+        "duplicate": False,
     }
     second = remember(http, scope_id, "Another fact", kind="preference")
     assert second["citation"]["memory_ref"]["revision"] == 2 and second["kind"] == "preference"
@@ -65,7 +67,7 @@ def test_search_ranks_better_matches_first_and_respects_limit(http: httpx.Client
 def test_search_ties_break_deterministically_newest_first(http: httpx.Client) -> None:
     scope_id = new_scope(http)
     for _i in range(3):
-        remember(http, scope_id, "same words here")
+        remember(http, scope_id, "same words here", deduplicate=False)
     first = search(http, scope_id, "words")
     assert [h["citation"]["entry_id"] for h in first] == ["entry-3", "entry-2", "entry-1"]  # type: ignore[index]
     assert search(http, scope_id, "words") == first

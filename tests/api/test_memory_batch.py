@@ -43,7 +43,13 @@ def test_each_entry_gets_its_citation_in_order_and_reads_back_exactly(http: http
     for citation, text, kind in zip(citations, texts, ["fact", "decision", "fact"], strict=True):
         read = http.post("/v1/memory/entries/get", json={"scope_id": scope_id, "citation": citation})
         assert read.status_code == 200, read.text
-        assert read.json() == {"citation": citation, "text": text, "kind": kind, "state": "active"}
+        assert read.json() == {
+            "citation": citation,
+            "text": text,
+            "kind": kind,
+            "state": "active",
+            "expires_at": None,
+        }
     assert first["memory_ref"]["revision"] == 1
     hits = http.post("/v1/memory/search", json={"scope_id": scope_id, "query": "heron"}).json()["hits"]
     assert [hit["citation"]["entry_version_id"] for hit in hits] == ["entry-3-v1"]

@@ -41,8 +41,18 @@ def test_each_version_is_cited_where_it_was_added_and_closed_where_it_was_replac
         "kind": "decision",
         "state": "active",
         "versions": [
-            {"citation": first["citation"], "text": "The ferry leaves at 7:10.", "removed_revision": 3},
-            {"citation": second["citation"], "text": "The ferry leaves at 7:40.", "removed_revision": None},
+            {
+                "citation": first["citation"],
+                "text": "The ferry leaves at 7:10.",
+                "removed_revision": 3,
+                "expires_at": None,
+            },
+            {
+                "citation": second["citation"],
+                "text": "The ferry leaves at 7:40.",
+                "removed_revision": None,
+                "expires_at": None,
+            },
         ],
     }
     # Each citation reads its version back exactly.

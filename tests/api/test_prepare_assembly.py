@@ -294,8 +294,8 @@ def test_a_reference_of_a_reference_is_never_read(http: httpx.Client) -> None:
 def test_identical_text_with_different_identities_is_not_deduplicated(http: httpx.Client) -> None:
     """A3/R step 5: exact-identity dedupe only; the same words in two entries stay two entries."""
     scope_id = new_scope(http)
-    remember(http, scope_id, "same curlew words")
-    remember(http, scope_id, "same curlew words")
+    remember(http, scope_id, "same curlew words", deduplicate=False)
+    remember(http, scope_id, "same curlew words", deduplicate=False)
     content = assembly(http, scope_id, "curlew", sections=[{"family": "memory", "limit": 8}])["content"]
     assert content.count(">     same curlew words") == 2
 

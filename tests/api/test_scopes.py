@@ -107,3 +107,12 @@ def test_list_pages_with_a_cursor_in_id_order(http: httpx.Client) -> None:
 
 def test_a_foreign_cursor_is_422(http: httpx.Client) -> None:
     assert_invalid_request(http.get("/v1/scopes", params={"cursor": "not-a-cursor"}))
+
+
+def test_with_access_disabled_every_action_is_granted_on_any_scope(http: httpx.Client) -> None:
+    """No lookup: the answer is the caller's grants, the same for a Scope that exists or not."""
+    scope_id = new_scope(http)
+    every = ["scope.read", "scope.write", "scope.review", "scope.erase", "scope.export", "server.admin"]
+    for target in (scope_id, "project:not-created"):
+        response = http.get(f"/v1/scopes/{target}/grants")
+        assert (response.status_code, response.json()) == (200, {"scope_id": target, "actions": every})

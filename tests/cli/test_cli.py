@@ -279,6 +279,34 @@ def test_memory_commands_chain_through_json_citations(cli: Run) -> None:
     assert cli("search-memory", "project:demo", "nothing-matches-this").text == "(no hits)\n"
 
 
+def test_duplicate_and_expiry_flags(cli: Run, tmp_path: Path) -> None:
+    assert cli("create-scope", "project:demo").code == 0
+    first = cli(
+        "remember", "project:demo", "Ends soon.", "--expires-at", "2099-01-01T00:00:00Z", "--json"
+    ).json
+    assert (first["expires_at"], first["duplicate"]) == ("2099-01-01T00:00:00.000000+00:00", False)
+    again = cli("remember", "project:demo", "ends   SOON.").text
+    assert again.endswith("expires_at: 2099-01-01T00:00:00.000000+00:00\nduplicate: true\n")
+    kept = cli("remember", "project:demo", "ends soon.", "--no-deduplicate", "--json").json
+    assert (kept["citation"]["entry_id"], kept["duplicate"]) == ("entry-2", False)
+    # revise keeps the expiry unless told; --no-expires-at clears it.
+    same = cli("revise-memory-entry", "project:demo", json.dumps(first), "Ends later.", "--json").json
+    assert same["expires_at"] == first["expires_at"]
+    cleared = cli("revise-memory-entry", "project:demo", json.dumps(same), "Never ends.", "--no-expires-at")
+    assert "expires_at: null\n" in cleared.text
+    cli("remember", "project:demo", "Long gone.", "--expires-at", "2001-01-01T00:00:00Z")
+    listed = cli("list-memory-entries", "project:demo", "--json").json["entries"]
+    everything = cli("list-memory-entries", "project:demo", "--include-expired", "--json").json["entries"]
+    assert [e["text"] for e in listed] == ["Never ends.", "ends soon."]
+    assert [e["text"] for e in everything] == ["Never ends.", "ends soon.", "Long gone."]
+    path = tmp_path / "entries.jsonl"
+    path.write_text('"Never ends."\n"fresh"\n"FRESH"\n', encoding="utf-8")
+    batch = cli("remember-batch", "project:demo", str(path), "--json").json
+    assert batch["duplicate"] == [True, False, True]
+    kept_all = cli("remember-batch", "project:demo", str(path), "--keep-duplicates", "--json").json
+    assert kept_all["duplicate"] == [False, False, False]
+
+
 def test_remember_batch_reads_json_lines_in_batches_and_prints_every_citation(
     cli: Run, tmp_path: Path
 ) -> None:

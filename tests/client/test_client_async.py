@@ -124,6 +124,7 @@ CALLS: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
     ("create_scope", ("project:demo",), {"title": "Demo", "context_references": ("team:a",)}),
     ("create_scope", ("project:demo",), {"summary": "S", "exist_ok": True}),
     ("get_scope", ("project:a b",), {}),
+    ("get_scope_grants", ("project:a b",), {}),
     ("list_scopes", (), {"limit": 2, "cursor": "c"}),
     ("update_scope", ("project:demo",), {"expected_version": 1, "summary": ""}),
     ("delete_scope", ("project:a b",), {}),

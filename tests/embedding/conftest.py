@@ -11,6 +11,7 @@ import pytest
 
 from devtools.embedding_server import DIMENSIONS, MODEL, EmbeddingServer, wordllama_embed
 from eval.hybrid import read_rows
+from tests.api import test_memory_expiry
 
 
 @pytest.fixture(scope="session")
@@ -23,6 +24,9 @@ def model_server(model_embed: Callable[[Sequence[str]], Any]) -> Iterator[Embedd
     with EmbeddingServer(model_embed) as server:
         yield server
 
+
+# The expiry tests' clock, for the leg's expiry test.
+set_clock = test_memory_expiry.set_clock
 
 Rows = list[tuple[str, str, int, bytes]]
 

@@ -22,7 +22,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from powercontext_api.operations import BY_ID
-from powercontext_client._mcp_tools import TOOL_OPERATIONS, WRITE_ACCESS
+from powercontext_client._mcp_tools import READ_ACCESS, TOOL_OPERATIONS
 from powercontext_client.cli import build_parser
 
 from ..conftest import LiveServer
@@ -122,4 +122,4 @@ def test_the_tools_table_is_the_tool_list_with_the_summaries() -> None:
     assert [name for name, _, _ in rows] == list(TOOL_OPERATIONS)
     for name, does, writes in rows:
         assert does == BY_ID[name].summary
-        assert (writes == "yes") is (BY_ID[name].access == WRITE_ACCESS)
+        assert (writes == "yes") is (BY_ID[name].access not in READ_ACCESS)

@@ -16,7 +16,7 @@ import pytest
 from mcp import MCPError
 
 from powercontext_api.operations import BY_ID
-from powercontext_client._mcp_tools import TOOL_OPERATIONS, WRITE_ACCESS, NoArguments
+from powercontext_client._mcp_tools import ERASE_ACCESS, READ_ACCESS, TOOL_OPERATIONS, NoArguments
 
 from ..conftest import LiveServer
 from .conftest import DEFAULT_ASSEMBLY, api, as_sent, create_scope, stdio_client
@@ -60,8 +60,8 @@ async def test_tools_are_the_operations_with_their_request_models_schemas(server
         else:
             assert tool.output_schema == operation.response_model.model_json_schema(mode="serialization")
         assert tool.annotations is not None
-        assert tool.annotations.read_only_hint is (operation.access != WRITE_ACCESS)
-        assert tool.annotations.destructive_hint is False
+        assert tool.annotations.read_only_hint is (operation.access in READ_ACCESS)
+        assert tool.annotations.destructive_hint is (operation.access == ERASE_ACCESS)
 
 
 async def test_remembered_entries_prepare_to_the_http_text_byte_for_byte(server: LiveServer) -> None:
@@ -255,6 +255,7 @@ async def test_every_tool_answers_what_the_api_answers(server: LiveServer) -> No
         ),
     )
     citation = {"scope_id": SCOPE, "citation": entry["citation"]}
+    entry_id = {"scope_id": SCOPE, "entry_id": entry["citation"]["entry_id"]}
     search = {"scope_id": SCOPE, "query": "release main"}
     experience_ref = {"scope_id": SCOPE, "artifact": experience["committed"]}
     topic_ref = {"scope_id": SCOPE, "artifact": topic["artifact"]}
@@ -262,6 +263,7 @@ async def test_every_tool_answers_what_the_api_answers(server: LiveServer) -> No
     cases: list[tuple[str, dict[str, Any], str, str, dict[str, Any] | None]] = [
         ("search_memory", search, "POST", "/v1/memory/search", search),
         ("get_memory_entry", citation, "POST", "/v1/memory/entries/get", citation),
+        ("get_memory_entry_history", entry_id, "POST", "/v1/memory/entries/history", entry_id),
         ("list_memory_entries", {"scope_id": SCOPE}, "POST", "/v1/memory/entries/list", {"scope_id": SCOPE}),
         ("search_experience", search, "POST", "/v1/experience/search", search),
         ("get_experience", experience_ref, "POST", "/v1/experience/get", experience_ref),
@@ -279,9 +281,14 @@ async def test_every_tool_answers_what_the_api_answers(server: LiveServer) -> No
         ("list_scopes", {"limit": 1}, "GET", "/v1/scopes?limit=1", None),
         ("get_capabilities", {}, "GET", "/v1/capabilities", None),
     ]
-    assert {case[0] for case in cases} | {"prepare_context", "remember", "remember_batch"} == set(
-        TOOL_OPERATIONS
-    )
+    writes = {
+        "remember",
+        "remember_batch",
+        "revise_memory_entry",
+        "retire_memory_entry",
+        "erase_memory_entry",
+    }
+    assert {case[0] for case in cases} | {"prepare_context"} | writes == set(TOOL_OPERATIONS)
     async with stdio_client(server.base_url) as client:
         for tool, arguments, method, path, body in cases:
             # The SDK client also checks `structuredContent` against the tool's output schema.

@@ -41,10 +41,18 @@ def test_descriptions_are_the_openapi_summaries() -> None:
         assert description == summaries[operation_id], operation_id
 
 
-def test_every_tool_is_an_operation_of_the_table_and_none_administers_or_erases() -> None:
+def test_every_tool_is_an_operation_of_the_table_and_none_administers_or_reviews() -> None:
     for operation_id in TOOL_OPERATIONS:
         operation = BY_ID[operation_id]
-        assert operation.access in ("public", "scope.read", "scope.write"), operation_id
+        assert operation.access in ("public", "scope.read", "scope.write", "scope.erase"), operation_id
+
+
+def test_reads_are_read_only_and_only_erasure_is_destructive() -> None:
+    """An agent's host may ask before a destructive call: erasure is the one that destroys data."""
+    flags = {tool.name: (tool.read_only, tool.destructive) for tool in build_tools()}
+    assert flags["erase_memory_entry"] == (False, True)
+    assert flags["revise_memory_entry"] == flags["retire_memory_entry"] == flags["remember"] == (False, False)
+    assert flags["get_memory_entry_history"] == flags["search_memory"] == (True, False)
 
 
 def test_the_input_schema_is_the_request_models_own() -> None:
@@ -124,3 +132,23 @@ def test_invalid_arguments_raise_the_request_models_validation_error() -> None:
     with pytest.raises(ValidationError) as raised:
         prepare.request({"query": "q"})
     assert raised.value.errors()[0]["loc"] == ("scope_id",)
+
+
+def test_remember_takes_an_optional_utc_expiry_and_the_duplicate_switch() -> None:
+    tools = {tool.name: tool for tool in build_tools("project:demo")}
+    remember = tools["remember"]
+    properties = remember.input_schema["properties"]
+    assert {"expires_at", "deduplicate"} <= set(properties)
+    assert "expires_at" not in remember.input_schema["required"]
+    sent = remember.request({"text": "Rotate the keys.", "expires_at": "2031-03-01T09:00:00Z"})
+    assert sent.body is not None
+    assert sent.body.model_dump(mode="json", exclude_unset=True) == {
+        "scope_id": "project:demo",
+        "text": "Rotate the keys.",
+        "expires_at": "2031-03-01T09:00:00Z",
+    }
+    with pytest.raises(ValidationError) as raised:
+        remember.request({"text": "t", "expires_at": "2031-03-01T11:00:00+02:00"})
+    assert raised.value.errors()[0]["loc"] == ("expires_at",)
+    # The answer says whether the text was already remembered.
+    assert "duplicate" in (remember.output_schema or {})["properties"]

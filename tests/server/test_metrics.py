@@ -41,6 +41,20 @@ def delta(before: dict[Any, float], after: dict[Any, float], name: str, **labels
     return value(after, name, **labels) - value(before, name, **labels)
 
 
+def test_remembered_entries_are_counted_stored_or_duplicate(http: httpx.Client) -> None:
+    scope_id = new_scope(http)
+    before = samples(http)
+    remember(http, scope_id, "The gate code is 1234.")
+    remember(http, scope_id, "the gate code is 1234.")  # a duplicate: nothing stored
+    entries = [{"text": "One more fact."}, {"text": "The gate code is  1234."}, {"text": "one more FACT."}]
+    response = http.post("/v1/memory/remember/batch", json={"scope_id": scope_id, "entries": entries})
+    assert response.status_code == 200, response.text
+    after = samples(http)
+    name = "powercontext_memory_entries_remembered_total"
+    assert delta(before, after, name, outcome="stored") == 2
+    assert delta(before, after, name, outcome="duplicate") == 3
+
+
 def test_requests_latency_bytes_and_candidates_are_counted(http: httpx.Client) -> None:
     scope_id = new_scope(http)
     for i in range(5):

@@ -79,8 +79,9 @@ def seed(app: ScopedContextApplication, batched: bool = False) -> None:
                     },
                 )
             )
-        app.remember(RememberRequest.model_validate({"scope_id": scope_id, "text": "exact tie words"}))
-        app.remember(RememberRequest.model_validate({"scope_id": scope_id, "text": "exact tie words"}))
+        tie = {"scope_id": scope_id, "text": "exact tie words", "deduplicate": False}  # two equal entries
+        app.remember(RememberRequest.model_validate(tie))
+        app.remember(RememberRequest.model_validate(tie))
         for _ in range(4):
             fields = {k: sentence(rng) for k in ("situation", "action", "outcome", "lesson")}
             proposed = app.propose_experience(

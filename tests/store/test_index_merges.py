@@ -68,7 +68,7 @@ def test_a_batch_that_makes_a_merge_due_returns_before_the_merge_and_ranks_the_s
         store.run(scopes.create_scope, Scope("s:1", "", "", (), 1))
         for _ in range(2):  # the second batch brings the waiting documents to 8
             texts = [" ".join(rng.choices(WORDS, k=rng.randint(2, 7))) for _ in range(4)]
-            store.run(memory.remember_batch, "s:1", [(text, "fact") for text in texts], None)
+            store.run(memory.remember_batch, "s:1", [(text, "fact", None) for text in texts], None)
         # The batch that made the merge due has its answer, and nothing was merged in it.
         assert counts(store_backend) == {"search_pending": 2, "search_runs": 0, "search_merges": 0}
         before = ranked(store)
@@ -103,7 +103,7 @@ def cjk_runs(store_backend: Backend, monkeypatch: pytest.MonkeyPatch) -> Iterato
     fanout = _limits.RUN_FANOUT
     monkeypatch.setattr(_limits, "RUN_FANOUT", fanout + 1)  # the runs wait for the test
     for _ in range(fanout):
-        store.run(memory.remember_batch, "s:1", [(cjk(rng, 200), "fact") for _ in range(128)], None)
+        store.run(memory.remember_batch, "s:1", [(cjk(rng, 200), "fact", None) for _ in range(128)], None)
         store.merge_index()
     monkeypatch.setattr(_limits, "RUN_FANOUT", fanout)
     yield store

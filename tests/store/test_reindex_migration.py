@@ -123,7 +123,7 @@ def test_from_version_7_the_postings_stay_and_mirrors_rebuild(
     store.run(
         memory.remember_batch,
         "s:1",
-        [("Releases ship on Fridays", "fact"), ("Keys rotate monthly", "fact")],
+        [("Releases ship on Fridays", "fact", None), ("Keys rotate monthly", "fact", None)],
         None,
     )
     expected = postings(url)

@@ -116,7 +116,9 @@ def other_scope(app: ScopedContextApplication, scope_id: str, entries: int) -> N
     """Rows of another Scope, written first, so the seeded Scope's keys differ per database."""
     app.create_scope(ScopeCreateRequest.model_validate({"scope_id": scope_id}))
     texts = [{"text": f"other {i} deploy gateway 记忆"} for i in range(entries)]
-    app.remember_batch(RememberBatchRequest.model_validate({"scope_id": scope_id, "entries": texts}))
+    app.remember_batch(
+        RememberBatchRequest.model_validate({"scope_id": scope_id, "entries": texts, "deduplicate": False})
+    )
     fields = {k: f"other {k}" for k in ("situation", "action", "outcome", "lesson")}
     for _ in range(entries % 4 + 1):
         proposed = app.propose_experience(
@@ -138,7 +140,9 @@ def decide(app: ScopedContextApplication, scope_id: str, candidate_id: str, appr
 
 
 def remember(app: ScopedContextApplication, scope_id: str, text: str, kind: str = "note") -> dict[str, Any]:
-    entry = app.remember(RememberRequest.model_validate({"scope_id": scope_id, "text": text, "kind": kind}))
+    # Seeds repeat texts on purpose: a move keeps every entry, duplicates included.
+    body = {"scope_id": scope_id, "text": text, "kind": kind, "deduplicate": False}
+    entry = app.remember(RememberRequest.model_validate(body))
     return entry.citation.model_dump(mode="json")
 
 
@@ -192,7 +196,9 @@ def build(app: ScopedContextApplication) -> Seeded:
         EntryEraseRequest.model_validate({"scope_id": SCOPE, "entry_id": cited[7]["entry_id"]})
     )
     batch = [{"text": f"batch {i} {QUERIES[i % len(QUERIES)]}", "kind": "batch"} for i in range(30)]
-    result = app.remember_batch(RememberBatchRequest.model_validate({"scope_id": SCOPE, "entries": batch}))
+    result = app.remember_batch(
+        RememberBatchRequest.model_validate({"scope_id": SCOPE, "entries": batch, "deduplicate": False})
+    )
     seeded.citations += [(SCOPE, c.model_dump(mode="json")) for c in result.citations]
 
     def experience(text: str, target: str | None = None) -> str:
@@ -669,7 +675,9 @@ def test_memory_stays_flat_however_large_the_scope(
             for _ in range(0, entries, 200):
                 texts = [{"text": sentence(rng)} for _ in range(200)]
                 app.remember_batch(
-                    RememberBatchRequest.model_validate({"scope_id": scope_id, "entries": texts})
+                    RememberBatchRequest.model_validate(
+                        {"scope_id": scope_id, "entries": texts, "deduplicate": False}
+                    )
                 )
 
     peaks: dict[str, tuple[int, int, int]] = {}

@@ -128,7 +128,7 @@ def test_a_deferred_write_outlives_the_log_it_waits_in(
     writer.run(
         memory.remember_batch,
         "s:1",
-        [("heron alpha", "fact"), ("heron beta", "fact"), ("gamma", "fact")],
+        [("heron alpha", "fact", None), ("heron beta", "fact", None), ("gamma", "fact", None)],
         None,
     )
     for i in range(12):
@@ -268,10 +268,10 @@ def test_a_batch_is_indexed_and_replayed_exactly_as_single_writes(
     writer.run(memory.remember, "s:1", "alpha heron", "fact", None)
     assert texts(replaying, "alpha") == ["alpha heron"]  # builds its mirror before the batches
     for size in (3, 1, 5):
-        entries = [(" ".join(rng.choice(WORDS) for _ in range(4)), "fact") for _ in range(size)]
-        citations = writer.run(memory.remember_batch, "s:1", entries, None)
+        entries = [(" ".join(rng.choice(WORDS) for _ in range(4)), "fact", None) for _ in range(size)]
+        citations = [c for c, _ in writer.run(memory.remember_batch, "s:1", entries, None)]
         assert [writer.run(memory.get_memory_entry, "s:1", c).text for c in citations] == [
-            t for t, _ in entries
+            t for t, _, _ in entries
         ]  # type: ignore[union-attr]
         for query in QUERIES:
             expected = reference_ranking(db, "s:1", query, 5)

@@ -194,7 +194,8 @@ def test_a_batch_writes_a_row_per_distinct_term_and_erasing_one_entry_rewrites_o
     store = SqlStore(SqliteBackend(str(db)))
     store.run(scopes.create_scope, Scope("s:1", "", "", (), 1))
     texts = ["shared heron one", "shared heron two", "shared zanzibar three"]
-    citations = store.run(memory.remember_batch, "s:1", [(t, "fact") for t in texts], None)
+    cited = store.run(memory.remember_batch, "s:1", [(t, "fact", None) for t in texts], None)
+    citations = [c for c, _ in cited]
     conn = sqlite3.connect(db)
     distinct = {term for text in texts for term in document_terms(text)}
     assert conn.execute("SELECT COUNT(*) FROM search_segments").fetchone()[0] == len(distinct)

@@ -50,8 +50,8 @@ def test_operations_answer_as_their_family_functions_say(store: Store) -> None:
     created = store.run(scopes.create_scope, Scope("s:1", "Team", "", (), 1))
     assert (created.scope_id, created.version) == ("s:1", 1)
     first = store.run(memory.remember, "s:1", "heron by the river", "fact", None)
-    batch = store.run(memory.remember_batch, "s:1", [("a", "fact"), ("b", "note")], 1)
-    assert [c.revision for c in batch] == [2, 3]
+    batch = store.run(memory.remember_batch, "s:1", [("a", "fact", None), ("b", "note", None)], 1)
+    assert [(c.revision, duplicate) for c, duplicate in batch] == [(2, False), (3, False)]
     assert store.run(memory.erase_memory_entry, "s:1", first.citation.entry_id) == (4, 1)
     listed = [entry.text for _, entry in store.run(memory.list_memory_entries, "s:1", 0, 10)]
     assert listed == ["a", "b"]

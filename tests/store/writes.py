@@ -30,7 +30,8 @@ def churn(
                 " ".join(rng.choice(words) for _ in range(rng.randint(1, 8)))
                 for _ in range(rng.randint(2, 6))
             ]
-            live.extend(store.run(memory.remember_batch, "s:1", [(t, "fact") for t in texts], None))
+            cited = store.run(memory.remember_batch, "s:1", [(t, "fact", None) for t in texts], None)
+            live.extend(c for c, _ in cited)
         elif action < 0.75:
             old = live.pop(rng.randrange(len(live)))
             live.append(store.run(memory.revise_memory_entry, "s:1", old, text).citation)

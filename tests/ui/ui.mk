@@ -1,4 +1,4 @@
-# Headless Chromium for the preview page's browser test: included from the main Makefile
+# Headless Chromium for the browser tests of the /ui/ pages: included from the main Makefile
 # (`include tests/ui/ui.mk`). tests/ui drives Debian's own `chromium` package with Playwright for
 # Python (from requirements/dev.lock); Playwright never downloads a browser here. When the package
 # is missing this target says so and installs it with apt-get (as root, or through sudo).
@@ -14,5 +14,5 @@ chromium:  ## Install Debian's chromium package for tests/ui when it is missing.
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends chromium; \
 	fi
 
-ui-test: $(STAMP) chromium  ## The preview page in headless Chromium (Playwright).
+ui-test: $(STAMP) chromium  ## The preview and Memory pages in headless Chromium (Playwright).
 	POWERCONTEXT_TEST_CHROMIUM=$(CHROMIUM) $(BIN)/pytest -q tests/ui

@@ -10,6 +10,7 @@ export const OPERATIONS = {
   get_scope: { method: "GET", path: "/v1/scopes/{scope_id}", access: "scope.read" },
   update_scope: { method: "PUT", path: "/v1/scopes/{scope_id}", access: "scope.write" },
   delete_scope: { method: "DELETE", path: "/v1/scopes/{scope_id}", access: "scope.erase" },
+  get_scope_grants: { method: "GET", path: "/v1/scopes/{scope_id}/grants", access: "scope.read" },
   export_scope: { method: "GET", path: "/v1/scopes/{scope_id}/export", access: "scope.export" },
   import_scope: { method: "POST", path: "/v1/scopes/{scope_id}/import", access: "server.admin" },
   remember: { method: "POST", path: "/v1/memory/remember", access: "scope.write" },

@@ -97,6 +97,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/scopes/{scope_id}/grants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                scope_id: components["schemas"]["ScopeId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The actions the caller's token may do on this Scope.
+         * @description Decided from the caller's grants alone, as every access check is, so the answer is the same for a Scope that exists and one that does not. With access disabled every action is granted. A page or a tool reads it to offer only the controls that the server would accept.
+         */
+        get: operations["get_scope_grants"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/scopes/{scope_id}/export": {
         parameters: {
             query?: never;
@@ -150,7 +172,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Add a Memory entry; commits the next Memory revision. */
+        /**
+         * Add a Memory entry; commits the next Memory revision.
+         * @description A text equal to the head text of an active entry of the Scope (normalised as search normalises it) stores nothing unless `deduplicate` is false: the answer is that entry, with `duplicate: true`, and no revision is committed.
+         */
         post: operations["remember"];
         delete?: never;
         options?: never;
@@ -168,8 +193,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Add up to 1,000 Memory entries in one transaction; commits one Memory revision per entry, in order.
-         * @description All or nothing: one invalid entry is a 422 whose `loc` names its index, and nothing is stored. The body cap applies to the whole request.
+         * Add up to 1,000 Memory entries in one transaction; commits one Memory revision per stored entry, in order.
+         * @description All or nothing: one invalid entry is a 422 whose `loc` names its index, and nothing is stored. An entry whose text duplicates an active entry or an earlier entry of the batch stores nothing and is cited as that entry (`duplicate` says which), unless `deduplicate` is false. The body cap applies to the whole request.
          */
         post: operations["remember_batch"];
         delete?: never;
@@ -275,7 +300,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** List the active entries of the Memory head in creation order. */
+        /** List the active entries of the Memory head in creation order (expired ones only on request). */
         post: operations["list_memory_entries"];
         delete?: never;
         options?: never;
@@ -639,6 +664,11 @@ export interface components {
             scopes: components["schemas"]["ScopeDescriptor"][];
             next_cursor: string | null;
         };
+        ScopeGrants: {
+            scope_id: string;
+            /** @description Every action the caller may do on the Scope, in this order. */
+            actions: ("scope.read" | "scope.write" | "scope.review" | "scope.erase" | "scope.export" | "server.admin")[];
+        };
         MemoryArtifactRef: {
             /** @enum {string} */
             family: "memory";
@@ -661,7 +691,15 @@ export interface components {
             kind: string;
             /** @enum {string} */
             state: "active" | "retired";
+            /** @description When this version stops being recalled (as the store writes times, `2026-01-31T12:00:00.000000+00:00`); null when it never expires. An expired entry is still read by its citation. */
+            expires_at: string | null;
+            /** @description Only in a remember answer: true when the text equalled (normalised as search normalises it) the head text of an active entry of the Scope, so nothing was stored and the citation names that entry. */
+            duplicate?: boolean;
         };
+        /** @description An instant in UTC, RFC 3339 (`2026-01-31T12:00:00Z`, `+00:00` also accepted, up to six fractional digits). From that instant the entry is no longer recalled by search or prepare; it stays readable by its citation and listable with `include_expired`. */
+        ExpiresAt: string;
+        /** @description Whether a text equal (after NFKC, case folding and collapsing whitespace, as search normalises it) to the head text of an active entry of the Scope, or to an earlier entry of the same batch, stores nothing and answers with that entry's citation. False stores it anyway. */
+        Deduplicate: boolean;
         MemoryEntryList: {
             entries: components["schemas"]["MemoryEntry"][];
             next_cursor: string | null;
@@ -671,12 +709,17 @@ export interface components {
             text: components["schemas"]["MemoryText"];
             /** @default fact */
             kind?: components["schemas"]["MemoryKind"];
+            expires_at?: components["schemas"]["ExpiresAt"];
+            /** @default true */
+            deduplicate?: components["schemas"]["Deduplicate"];
             /** @description The Memory revision this write was based on (0 before the first write). */
             expected_revision?: number;
         };
         RememberBatchRequest: {
             scope_id: components["schemas"]["ScopeId"];
             entries: components["schemas"]["BatchEntry"][];
+            /** @default true */
+            deduplicate?: components["schemas"]["Deduplicate"];
             /** @description The Memory revision this batch was based on (0 before the first write). */
             expected_revision?: number;
         };
@@ -684,9 +727,12 @@ export interface components {
             text: components["schemas"]["MemoryText"];
             /** @default fact */
             kind?: components["schemas"]["MemoryKind"];
+            expires_at?: components["schemas"]["ExpiresAt"];
         };
         RememberBatchResult: {
             citations: components["schemas"]["MemoryCitation"][];
+            /** @description One flag per entry, in the order of `entries`: true where the entry stored nothing because its text equalled an active entry's head text (or an earlier entry of this batch), and its citation names that entry. */
+            duplicate: boolean[];
         };
         EntryEraseRequest: {
             scope_id: components["schemas"]["ScopeId"];
@@ -707,6 +753,8 @@ export interface components {
             scope_id: components["schemas"]["ScopeId"];
             citation: components["schemas"]["MemoryCitation"];
             text: components["schemas"]["MemoryText"];
+            /** @description The new version's expiry: omitted keeps the cited version's, null clears it (the new version never expires), an instant sets it. */
+            expires_at?: components["schemas"]["ExpiresAt"] | null;
         };
         EntryHistoryRequest: {
             scope_id: components["schemas"]["ScopeId"];
@@ -726,6 +774,8 @@ export interface components {
             /** @description The version as of the revision that added it; `get_memory_entry` reads it back. */
             citation: components["schemas"]["MemoryCitation"];
             text: string;
+            /** @description When this version stops being recalled; null when it never expires. */
+            expires_at: string | null;
             /** @description The revision that replaced or retired this version; null while it is the live head. */
             removed_revision: number | null;
         };
@@ -738,6 +788,11 @@ export interface components {
             /** @default 50 */
             limit?: number;
             cursor?: components["schemas"]["Cursor"];
+            /**
+             * @description Also list entries whose `expires_at` has passed (they are never recalled). By default the list shows what recall can return.
+             * @default false
+             */
+            include_expired?: boolean;
         };
         MemorySearchRequest: {
             scope_id: components["schemas"]["ScopeId"];
@@ -794,6 +849,8 @@ export interface components {
             entry_id?: string;
             /** @description Memory only. */
             entry_version_id?: string;
+            /** @description Memory only, for an entry that expires: when it stops being recalled (the store's time form). An expired entry is never a candidate, so it never has an item. */
+            expires_at?: string;
             recall_rank: number | null;
             body_bytes: number;
             bytes: number;
@@ -1119,6 +1176,8 @@ export interface components {
             text: components["schemas"]["MemoryText"];
             added_revision: components["schemas"]["ExportNumber"];
             removed_revision: components["schemas"]["ExportNumber"] | null;
+            /** @description When this version stops being recalled; absent when it never expires. */
+            expires_at?: components["schemas"]["ExportTimestamp"];
         };
         ScopeExportMemoryErasure: {
             /** @enum {string} */
@@ -1441,6 +1500,31 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    get_scope_grants: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                scope_id: components["schemas"]["ScopeId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's actions on the Scope. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScopeGrants"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["InvalidRequest"];
+        };
+    };
     export_scope: {
         parameters: {
             query?: never;
@@ -1521,7 +1605,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The new entry with its exact citation. */
+            /** @description The new entry (or the equal active entry) with its exact citation. */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -231,11 +231,11 @@ def _send(where: tuple[str, str | None, str], texts: list[str], mark: str, state
     from .settings import DEFAULT_CAPTURE_TIMEOUT
 
     try:
-        stored = MemoryWriter(timeout=DEFAULT_CAPTURE_TIMEOUT).remember(Destination(*where), texts, KIND)
+        written = MemoryWriter(timeout=DEFAULT_CAPTURE_TIMEOUT).remember(Destination(*where), texts, KIND)
     except WriteFailure as exc:
         state.forget_turn(mark)
         state.count(failed=len(texts))
         state.log(f"stop: capture failed: {exc}")
     else:
-        state.count(stored=stored)
-        state.log(f"stop: capture stored: {stored} entries")
+        state.count(stored=written.stored, duplicates=written.duplicates)
+        state.log(f"stop: capture stored: {written.stored} entries, {written.duplicates} already held")

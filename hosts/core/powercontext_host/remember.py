@@ -31,6 +31,15 @@ class Destination:
     scope_id: str
 
 
+@dataclass(frozen=True)
+class Written:
+    """What a batch did: entries stored, and entries the Scope already held (an active entry with
+    the same text, or an earlier one of the batch), which stored nothing."""
+
+    stored: int
+    duplicates: int = 0
+
+
 class WriteFailure(Exception):
     """The entries were not stored. The message never holds the token or any text."""
 
@@ -48,8 +57,9 @@ class MemoryWriter:
         self._refused: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
 
-    def remember(self, destination: Destination, texts: Sequence[str], kind: str) -> int:
-        """Store `texts` as entries of `kind`, all or nothing; the number of citations returned."""
+    def remember(self, destination: Destination, texts: Sequence[str], kind: str) -> Written:
+        """Store `texts` as entries of `kind`, all or nothing; how many were stored and how many
+        the Scope already held."""
         try:
             return self._batch(destination, texts, kind)
         except WriteFailure as exc:
@@ -57,13 +67,16 @@ class MemoryWriter:
                 raise
         return self._batch(destination, texts, kind)
 
-    def _batch(self, destination: Destination, texts: Sequence[str], kind: str) -> int:
+    def _batch(self, destination: Destination, texts: Sequence[str], kind: str) -> Written:
         body = {"scope_id": destination.scope_id, "entries": [{"text": t, "kind": kind} for t in texts]}
         status, payload = self._post(destination, REMEMBER_BATCH_PATH, body)
         citations = payload.get("citations") if isinstance(payload, dict) else None
         if status != 200 or not isinstance(citations, list) or len(citations) != len(texts):
             raise WriteFailure(f"unexpected answer to remember/batch (HTTP {status})", status)
-        return len(citations)
+        # A server from before the duplicate check answers without `duplicate`: all were stored.
+        flags = payload.get("duplicate") if isinstance(payload, dict) else None
+        duplicates = sum(flag is True for flag in flags) if isinstance(flags, list) else 0
+        return Written(len(citations) - duplicates, duplicates)
 
     def _create_scope(self, destination: Destination) -> bool:
         """True when the Scope now exists (created here or by someone else meanwhile)."""

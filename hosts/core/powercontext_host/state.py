@@ -17,7 +17,7 @@ from .paths import state_dir
 
 MAX_SEEN = 1024  # the most recent turn fingerprints kept per host; an older repeat is stored again
 MAX_LOG_BYTES = 256 * 1024  # the log starts over beyond this
-COUNTERS = ("captured", "skipped", "stored", "failed")
+COUNTERS = ("captured", "skipped", "stored", "duplicates", "failed")
 
 
 class HostState:

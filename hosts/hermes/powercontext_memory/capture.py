@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ._core.remember import Destination, WriteFailure
+from ._core.remember import Destination, WriteFailure, Written
 
 MAX_QUEUED_TURNS = 256
 MAX_BATCH_ENTRIES = 100  # the server takes up to 1,000; smaller batches keep each request short
@@ -29,8 +29,9 @@ SHUTDOWN_FLUSH_TIMEOUT = 5.0
 
 logger = logging.getLogger(__name__)
 
-# send(destination, texts) stores the texts, all or nothing, and returns how many were stored.
-Sender = Callable[[Destination, Sequence[str]], int]
+# send(destination, texts) stores the texts, all or nothing, and says how many were stored and how
+# many the Scope already held.
+Sender = Callable[[Destination, Sequence[str]], Written]
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,8 @@ class CaptureStats:
     """Counters since the provider started."""
 
     queued: int = 0  # turns accepted into the queue
-    stored: int = 0  # entries the server confirmed
+    stored: int = 0  # entries the server stored
+    duplicates: int = 0  # entries the server already held (the same text, active): nothing stored
     skipped: int = 0  # turns with nothing new to store: empty or repeated
     dropped: int = 0  # turns never sent: queue full, or still queued when shutdown gave up
     failed: int = 0  # entries lost to a failed request
@@ -180,7 +182,7 @@ class CaptureQueue:
                 self.count(failed=len(chunk), errors=1)
                 logger.warning("PowerContext capture failed unexpectedly: %s", type(exc).__name__)
             else:
-                self.count(stored=stored)
+                self.count(stored=stored.stored, duplicates=stored.duplicates)
 
 
 def _entry_bytes(text: str) -> int:

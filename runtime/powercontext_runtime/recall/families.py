@@ -85,6 +85,7 @@ def recall_memory(store: Store, scope: Scope, query: SearchQuery) -> list[Candid
                     hit.citation.revision,
                     hit.citation.entry_id,
                     hit.citation.entry_version_id,
+                    hit.expires_at,
                 ),
                 hit.text,
                 scope_id == scope.scope_id,

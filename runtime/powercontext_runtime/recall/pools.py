@@ -11,7 +11,8 @@ T = TypeVar("T")
 
 @dataclass(frozen=True, slots=True)
 class Origin:
-    """Exact identity of a recalled item. Memory adds the entry and its version."""
+    """Exact identity of a recalled item. Memory adds the entry and its version (and the
+    version's expiry, which the receipt shows)."""
 
     scope_id: str
     family: str
@@ -19,6 +20,7 @@ class Origin:
     revision: int
     entry_id: str | None = None
     entry_version_id: str | None = None
+    expires_at: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

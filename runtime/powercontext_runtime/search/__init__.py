@@ -19,8 +19,10 @@ from ._bm25 import document_terms, query_terms
 from ._conn import Conn, Cursor
 from ._merger import IndexMerger, WriterGate
 from ._mirror import SearchMirror
-from ._tokenised import TokenisedDocuments, tokenise_documents
+from ._tokenised import TokenisedDocuments, keep_documents, tokenise_documents
 from ._tokens import MAX_QUERY_TERMS, SearchQuery, first_match, parse_query
+from ._tokens import comparable as comparable_text
+from ._tokens import normalised as normalised_text
 from ._transactions import Transaction, merge_due, merge_takes, ranked_per_scope, ranked_reads
 from ._writes import (
     drop_index,
@@ -49,14 +51,17 @@ __all__ = [
     "TokenisedDocuments",
     "Transaction",
     "WriterGate",
+    "comparable_text",
     "document_terms",
     "drop_index",
     "first_match",
     "forget_documents",
     "index_document",
     "index_documents",
+    "keep_documents",
     "merge_due",
     "merge_takes",
+    "normalised_text",
     "parse_query",
     "query_terms",
     "ranked_per_scope",

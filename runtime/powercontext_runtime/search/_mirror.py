@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict, deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -113,6 +113,20 @@ class FamilyMirror:
                 break
             alive[slot] = not added
         return alive
+
+    def without(
+        self, keys: Collection[int], alive: npt.NDArray[np.bool_] | None
+    ) -> npt.NDArray[np.bool_] | None:
+        """`alive` (None: the live documents now) with the documents `keys` left out: a mask for
+        `top` that ranks as if they were not there, so they take no place in its `limit`."""
+        if not keys:
+            return alive
+        mask = (self._alive[: self._count] if alive is None else alive).copy()
+        for key in keys:
+            slot = self._slot_of.get(key)
+            if slot is not None:
+                mask[slot] = False
+        return mask
 
     def _record(self, generation: int, slot: int, added: bool) -> None:
         if len(self._changes) == HISTORY:

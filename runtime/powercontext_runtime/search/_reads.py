@@ -4,7 +4,7 @@ from segments, runs and deferred writes, and BM25's best documents per Scope."""
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -52,9 +52,17 @@ def _merge_progress(conn: Conn, scope_key: int, family: str) -> tuple[str, set[i
 
 
 def ranked(
-    conn: Conn, mirror: SearchMirror, scope_keys: Sequence[int], family: str, terms: Sequence[str], limit: int
+    conn: Conn,
+    mirror: SearchMirror,
+    scope_keys: Sequence[int],
+    family: str,
+    terms: Sequence[str],
+    limit: int,
+    excluded: Mapping[int, Collection[int]] | None = None,
 ) -> dict[int, list[tuple[int, float]]]:
-    """The best `doc_key`s of each Scope's family with their scores, best first.
+    """The best `doc_key`s of each Scope's family with their scores, best first, leaving out the
+    `excluded` documents of each Scope before the cut to `limit` (they still count in the
+    statistics BM25 weighs terms by, as every indexed document does).
 
     The caller holds `mirror.lock`. A transaction begun after taking it sees everything the mirror
     has replayed; one begun earlier (inside `Store.reading()`) may not, and ranks as of its own
@@ -87,7 +95,8 @@ def ranked(
                 else:
                     borrowed[term] = postings
         weights = term_weights(terms, family_mirror.frequencies(terms, borrowed, alive), documents)
-        found[scope_key] = family_mirror.top(weights, total_length / documents, limit, borrowed, alive)
+        ranked_alive = family_mirror.without((excluded or {}).get(scope_key, ()), alive)
+        found[scope_key] = family_mirror.top(weights, total_length / documents, limit, borrowed, ranked_alive)
         family_mirror.forget_rare()  # only a mirror that just ranked can have taken new rare terms
     mirror.evict()
     return found

@@ -69,3 +69,29 @@ def tokenise_documents(texts: Sequence[str]) -> TokenisedDocuments:
         tfs,
         _log.pack_tail(lengths, terms, bounds, positions, tfs),
     )
+
+
+def keep_documents(documents: TokenisedDocuments, keep: Sequence[int]) -> TokenisedDocuments:
+    """The write of only the documents at positions `keep` (ascending), renumbered in that order:
+    what tokenising those texts alone yields, without tokenising them again."""
+    if len(keep) == len(documents.lengths):
+        return documents
+    renumbered = np.full(len(documents.lengths), -1, np.int64)
+    renumbered[np.asarray(keep, np.int64)] = np.arange(len(keep))
+    mapped = renumbered[documents.positions]
+    kept = mapped >= 0
+    term_of = np.repeat(np.arange(len(documents.terms)), np.diff(np.asarray(documents.bounds)))
+    counts = np.bincount(term_of[kept], minlength=len(documents.terms))
+    present = counts > 0
+    terms = [term for term, there in zip(documents.terms, present.tolist(), strict=True) if there]
+    bounds = np.concatenate(([0], np.cumsum(counts[present])))
+    positions, tfs = mapped[kept], documents.tfs[kept]
+    lengths = [documents.lengths[i] for i in keep]
+    return TokenisedDocuments(
+        lengths,
+        terms,
+        positions,
+        bounds.tolist(),
+        tfs,
+        _log.pack_tail(lengths, terms, bounds, positions, tfs),
+    )

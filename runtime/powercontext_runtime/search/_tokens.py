@@ -227,8 +227,21 @@ def _half_width(match: re.Match[str]) -> str:
     return " " if code == 0x3000 else chr(code - 0xFEE0)
 
 
+class Normalised(str):
+    """A text as `normalise` returns it, so normalising it again costs nothing: a remember works
+    out its duplicate check's form and its terms from one normalisation."""
+
+    __slots__ = ()
+
+
+def normalised(text: str) -> Normalised:
+    return Normalised(normalise(text))
+
+
 def normalise(text: str) -> str:
     """NFKC, then case folding: the form every token is taken from."""
+    if type(text) is Normalised:
+        return text
     if text.isascii():  # ASCII is its own NFKC form
         return text.lower()
     # Chinese text is rarely NFKC only because of its full-width punctuation, and NFKC costs some
@@ -238,6 +251,12 @@ def normalise(text: str) -> str:
     if not unicodedata.is_normalized("NFKC", text):
         text = unicodedata.normalize("NFKC", text)
     return text.casefold()
+
+
+def comparable(text: str) -> str:
+    """`normalise` with whitespace collapsed (a run to one space, none at the ends): texts that
+    differ only in Unicode form, case or spacing compare equal (Memory's duplicate check)."""
+    return " ".join(normalise(text).split())
 
 
 def tokens(text: str) -> list[Token]:

@@ -3,7 +3,7 @@ Scope's share of a merged pool, and the index's due merges a chunk per write tra
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 
 from . import _merge
@@ -47,13 +47,14 @@ def ranked_per_scope(
     terms: Sequence[str],
     limit: int,
     merge_cap: int | None,
+    excluded: Mapping[int, Collection[int]] | None = None,
 ) -> list[Ranked]:
     """Each Scope's ranked `doc_key`s with their scores, in `scope_keys` order (None: no such
-    Scope, no hits). With `merge_cap`, each list is cut to its share of the pool that
-    interleaving them round-robin, capped at `merge_cap`, would take: the merge is planned here
-    once, and the caller reads (and interleaves) no hit past it."""
+    Scope, no hits), without its `excluded` documents. With `merge_cap`, each list is cut to its
+    share of the pool that interleaving them round-robin, capped at `merge_cap`, would take: the
+    merge is planned here once, and the caller reads (and interleaves) no hit past it."""
     known = [key for key in scope_keys if key is not None]
-    found = ranked(conn, mirror, known, family, terms, limit)
+    found = ranked(conn, mirror, known, family, terms, limit, excluded)
     lists = [[] if key is None else found[key] for key in scope_keys]
     if merge_cap is None:
         return lists

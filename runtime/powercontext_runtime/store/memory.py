@@ -19,113 +19,54 @@ from ..models import (
     MemoryRevision,
 )
 from ..vectors import rows as vectors
+from . import memory_hygiene
 from .clock import now
 from .conn import Conn
-from .op import erases, reads, writes, writes_after
+from .memory_remember import remember, remember_batch
+from .op import erases, reads, writes
 
-
-# Tokenising is most of a remember's Python work and needs no database: done before the write
-# lock, another worker's batch can be written meanwhile.
-def _tokenise_one(
-    scope_id: str, text: str, kind: str, expected_revision: int | None
-) -> search.TokenisedDocuments:
-    return search.tokenise_documents([text])
-
-
-def _tokenise_batch(
-    scope_id: str, entries: Sequence[tuple[str, str]], expected_revision: int | None
-) -> search.TokenisedDocuments:
-    return search.tokenise_documents([text for text, _ in entries])
-
-
-@writes_after(_tokenise_one)
-def remember(
-    conn: Conn,
-    tokenised: search.TokenisedDocuments,
-    scope_id: str,
-    text: str,
-    kind: str,
-    expected_revision: int | None,
-) -> MemoryEntry:
-    """Add an entry; commits the next Memory revision."""
-    citation = _add_entries(conn, tokenised, scope_id, [(text, kind)], expected_revision)[0]
-    return MemoryEntry(citation, text, kind, "active")
-
-
-def _add_entries(
-    conn: Conn,
-    tokenised: search.TokenisedDocuments,
-    scope_id: str,
-    entries: Sequence[tuple[str, str]],
-    expected_revision: int | None,
-) -> list[MemoryCitation]:
-    """Add `entries` (text, kind) in order, one Memory revision each, with a statement per table
-    rather than per entry: a batch of 500 costs about as many round trips as one remember.
-    `tokenised` is `search.tokenise_documents` of the texts, done before the transaction."""
-    row = conn.execute(
-        "SELECT scope_key, memory_revision, entry_counter FROM scopes WHERE scope_id = ? FOR UPDATE",
-        (scope_id,),
-    ).fetchone()
-    if row is None:
-        raise ScopeNotFound()
-    scope_key, revision, counter = row
-    if expected_revision is not None and expected_revision != revision:
-        raise RevisionConflict("The expected Memory revision is stale.")
-    added = [
-        (revision + i, counter + i, f"entry-{counter + i}", text, kind)
-        for i, (text, kind) in enumerate(entries, start=1)
-    ]
-    conn.executemany(
-        "INSERT INTO memory_entries (scope_key, entry_id, entry_number, kind, head_version) VALUES (?, ?, ?, ?, 1)",
-        [(scope_key, entry_id, number, kind) for _, number, entry_id, _, kind in added],
-    )
-    version_ids = [f"{entry_id}-v1" for _, _, entry_id, _, _ in added]
-    conn.executemany(
-        "INSERT INTO memory_entry_versions"
-        " (scope_key, entry_id, version_number, entry_version_id, text, added_revision) VALUES (?, ?, 1, ?, ?, ?)",
-        [
-            (scope_key, entry_id, version_id, text, rev)
-            for (rev, _, entry_id, text, _), version_id in zip(added, version_ids, strict=True)
-        ],
-    )
-    # Looked up through the (scope_key, entry_version_id) unique index: `added_revision` has none,
-    # and a range over it scanned the whole Scope on every remember.
-    keys = dict(
-        conn.execute(
-            "SELECT entry_version_id, version_key FROM memory_entry_versions"
-            f" WHERE scope_key = ? AND entry_version_id IN ({', '.join('?' * len(version_ids))})",
-            (scope_key, *version_ids),
-        ).fetchall()
-    )
-    search.write_documents(conn, scope_key, MEMORY_FAMILY, [int(keys[v]) for v in version_ids], tokenised)
-    created = now()
-    conn.executemany(
-        "INSERT INTO memory_revisions (scope_key, revision, operation, entry_id, created_at) VALUES (?, ?, ?, ?, ?)",
-        [(scope_key, rev, "remember", entry_id, created) for rev, _, entry_id, _, _ in added],
-    )
-    last_revision, last_number = added[-1][0], added[-1][1]
-    conn.execute(
-        "UPDATE scopes SET memory_revision = ?, entry_counter = ? WHERE scope_key = ?",
-        (last_revision, last_number, scope_key),
-    )
-    return [MemoryCitation(rev, entry_id, f"{entry_id}-v1") for rev, _, entry_id, _, _ in added]
-
-
-# Add (text, kind) entries in order in one transaction, one Memory revision each.
-remember_batch = writes_after(_tokenise_batch)(_add_entries)
+__all__ = [
+    "erase_memory_entry",
+    "get_memory_entry",
+    "head_versions",
+    "list_memory_entries",
+    "memory_entry_history",
+    "read_revision",
+    "remember",
+    "remember_batch",
+    "retire_memory_entry",
+    "revise_memory_entry",
+]
 
 
 @writes
-def revise_memory_entry(conn: Conn, scope_id: str, citation: MemoryCitation, text: str) -> MemoryEntry:
-    """New version of the cited entry; `RevisionConflict` unless the citation names its head version."""
-    scope_key, revision, _, version_number, kind = _remove_head(conn, scope_id, citation)
-    version_id = _insert_version(conn, scope_key, citation.entry_id, version_number + 1, text, revision)
+def revise_memory_entry(
+    conn: Conn,
+    scope_id: str,
+    citation: MemoryCitation,
+    text: str,
+    keep_expiry: bool = True,
+    expires_at: str | None = None,
+) -> MemoryEntry:
+    """New version of the cited entry, expiring as the cited one did (`keep_expiry`) or at
+    `expires_at` (None: never); `RevisionConflict` unless the citation names its head version."""
+    scope_key, revision, version_key, version_number, kind = _remove_head(conn, scope_id, citation)
+    if keep_expiry:
+        expires_at = conn.execute(
+            "SELECT expires_at FROM memory_entry_versions WHERE version_key = ?", (version_key,)
+        ).fetchone()[0]
+    version_id = _insert_version(
+        conn, scope_key, citation.entry_id, version_number + 1, text, revision, expires_at
+    )
     conn.execute(
         "UPDATE memory_entries SET head_version = ? WHERE scope_key = ? AND entry_id = ?",
         (version_number + 1, scope_key, citation.entry_id),
     )
+    memory_hygiene.set_text_hash(conn, scope_key, citation.entry_id, text)
     _commit_revision(conn, scope_key, revision, "revise", citation.entry_id)
-    return MemoryEntry(MemoryCitation(revision, citation.entry_id, version_id), text, kind, "active")
+    return MemoryEntry(
+        MemoryCitation(revision, citation.entry_id, version_id), text, kind, "active", expires_at
+    )
 
 
 @writes
@@ -133,15 +74,19 @@ def retire_memory_entry(conn: Conn, scope_id: str, citation: MemoryCitation) -> 
     """Retire the cited entry; `RevisionConflict` unless the citation names its head version."""
     scope_key, revision, version_key, _, kind = _remove_head(conn, scope_id, citation)
     conn.execute(
-        "UPDATE memory_entries SET retired_revision = ? WHERE scope_key = ? AND entry_id = ?",
+        "UPDATE memory_entries SET retired_revision = ?, text_hash = NULL WHERE scope_key = ? AND entry_id = ?",
         (revision, scope_key, citation.entry_id),
     )
     _commit_revision(conn, scope_key, revision, "retire", citation.entry_id)
-    text = conn.execute(
-        "SELECT text FROM memory_entry_versions WHERE version_key = ?", (version_key,)
-    ).fetchone()[0]
+    text, expires_at = conn.execute(
+        "SELECT text, expires_at FROM memory_entry_versions WHERE version_key = ?", (version_key,)
+    ).fetchone()
     return MemoryEntry(
-        MemoryCitation(revision, citation.entry_id, citation.entry_version_id), text, kind, "retired"
+        MemoryCitation(revision, citation.entry_id, citation.entry_version_id),
+        text,
+        kind,
+        "retired",
+        expires_at,
     )
 
 
@@ -190,9 +135,9 @@ def get_memory_entry(conn: Conn, scope_id: str, citation: MemoryCitation) -> Mem
     row = _cited_version(conn, scope_key, head_revision, citation)
     if row is None:
         return None
-    _version_key, _version_number, text, kind, _added, removed = row
+    _version_key, _version_number, text, kind, _added, removed, expires_at = row
     retired_by_then = removed is not None and removed <= citation.revision
-    return MemoryEntry(citation, text, kind, "retired" if retired_by_then else "active")
+    return MemoryEntry(citation, text, kind, "retired" if retired_by_then else "active", expires_at)
 
 
 @reads
@@ -204,7 +149,7 @@ def memory_entry_history(
     existed; `EntryErased` for an erased one."""
     scope_key, _ = _scope_memory(conn, scope_id)
     rows = conn.execute(
-        "SELECT v.entry_version_id, v.text, v.added_revision, v.removed_revision, e.kind, e.retired_revision"
+        "SELECT v.entry_version_id, v.text, v.added_revision, v.removed_revision, e.kind, v.expires_at"
         " FROM memory_entry_versions v"
         " JOIN memory_entries e ON e.scope_key = v.scope_key AND e.entry_id = v.entry_id"
         " WHERE v.scope_key = ? AND v.entry_id = ? ORDER BY v.version_number",
@@ -214,28 +159,33 @@ def memory_entry_history(
         _refuse_erased(conn, scope_key, entry_id)
         return None
     return [
-        (MemoryEntry(MemoryCitation(added, entry_id, version_id), text, kind, "active"), removed)
-        for version_id, text, added, removed, kind, _retired in rows
+        (MemoryEntry(MemoryCitation(added, entry_id, version_id), text, kind, "active", expires_at), removed)
+        for version_id, text, added, removed, kind, expires_at in rows
     ]
 
 
 @reads
 def list_memory_entries(
-    conn: Conn, scope_id: str, after_position: int, limit: int
+    conn: Conn, scope_id: str, after_position: int, limit: int, live_at: str | None = None
 ) -> list[tuple[int, MemoryEntry]]:
-    """Active head entries in creation order with their list positions."""
+    """Active head entries in creation order with their list positions; with `live_at`, only
+    those not expired by then."""
     scope_key, revision = _scope_memory(conn, scope_id)
+    live = "" if live_at is None else " AND (v.expires_at IS NULL OR v.expires_at > ?)"
     rows = conn.execute(
-        "SELECT e.entry_number, e.entry_id, v.entry_version_id, v.text, e.kind FROM memory_entries e"
+        "SELECT e.entry_number, e.entry_id, v.entry_version_id, v.text, e.kind, v.expires_at FROM memory_entries e"
         " JOIN memory_entry_versions v ON v.scope_key = e.scope_key AND v.entry_id = e.entry_id"
         " AND v.version_number = e.head_version"
-        " WHERE e.scope_key = ? AND e.retired_revision IS NULL AND e.entry_number > ?"
+        " WHERE e.scope_key = ? AND e.retired_revision IS NULL AND e.entry_number > ?" + live + ""
         " ORDER BY e.entry_number LIMIT ?",
-        (scope_key, after_position, limit),
+        (scope_key, after_position, *(() if live_at is None else (live_at,)), limit),
     ).fetchall()
     return [
-        (number, MemoryEntry(MemoryCitation(revision, entry_id, version_id), text, kind, "active"))
-        for number, entry_id, version_id, text, kind in rows
+        (
+            number,
+            MemoryEntry(MemoryCitation(revision, entry_id, version_id), text, kind, "active", expires_at),
+        )
+        for number, entry_id, version_id, text, kind, expires_at in rows
     ]
 
 
@@ -245,7 +195,8 @@ def read_revision(conn: Conn, key: int, ref: ArtifactRef) -> MemoryRevision | No
     if ref.artifact_id != MEMORY_ARTIFACT_ID or ref.revision > head:
         return None
     rows = conn.execute(
-        "SELECT v.entry_id, v.entry_version_id, v.text, e.kind, e.retired_revision FROM memory_entry_versions v"
+        "SELECT v.entry_id, v.entry_version_id, v.text, e.kind, e.retired_revision, v.expires_at"
+        " FROM memory_entry_versions v"
         " JOIN memory_entries e ON e.scope_key = v.scope_key AND e.entry_id = v.entry_id"
         " WHERE v.scope_key = ? AND v.added_revision <= ? AND (v.removed_revision IS NULL OR v.removed_revision > ?)"
         " ORDER BY e.entry_number",
@@ -259,20 +210,22 @@ def read_revision(conn: Conn, key: int, ref: ArtifactRef) -> MemoryRevision | No
                 text,
                 kind,
                 "active" if retired is None else "retired",
+                expires_at,
             )
-            for eid, vid, text, kind, retired in rows
+            for eid, vid, text, kind, retired, expires_at in rows
         ),
     )
 
 
-def head_versions(conn: Conn, keys: Sequence[int]) -> dict[int, tuple[str, str, str]]:
-    """(entry_id, entry_version_id, text) of the ranked `doc_key`s that are still head versions, by key."""
+def head_versions(conn: Conn, keys: Sequence[int]) -> dict[int, tuple[str, str, str, str | None]]:
+    """(entry_id, entry_version_id, text, expiry) of the ranked `doc_key`s that are still head
+    versions, by key."""
     if not keys:  # MySQL mode has no empty IN ()
         return {}
     return {
         row[0]: row[1:]
         for row in conn.execute(
-            "SELECT version_key, entry_id, entry_version_id, text FROM memory_entry_versions"
+            "SELECT version_key, entry_id, entry_version_id, text, expires_at FROM memory_entry_versions"
             f" WHERE version_key IN ({', '.join('?' * len(keys))}) AND removed_revision IS NULL",
             keys,
         )
@@ -304,12 +257,13 @@ def _citation_resolves(cited: int, head: int, added: int, removed: int | None, r
 
 def _cited_version(
     conn: Conn, scope_key: int, head_revision: int, citation: MemoryCitation
-) -> tuple[int, int, str, str, int, int | None] | None:
-    """(version_key, version_number, text, kind, added revision, removed revision) of the version
-    a citation names, or None when it names nothing that existed; `EntryErased` for an erased entry."""
+) -> tuple[int, int, str, str, int, int | None, str | None] | None:
+    """(version_key, version_number, text, kind, added revision, removed revision, expiry) of the
+    version a citation names, or None when it names nothing that existed; `EntryErased` for an
+    erased entry."""
     row = conn.execute(
         "SELECT v.version_key, v.version_number, v.text, e.kind, v.added_revision, v.removed_revision,"
-        " e.retired_revision FROM memory_entry_versions v"
+        " v.expires_at, e.retired_revision FROM memory_entry_versions v"
         " JOIN memory_entries e ON e.scope_key = v.scope_key AND e.entry_id = v.entry_id"
         " WHERE v.scope_key = ? AND v.entry_id = ? AND v.entry_version_id = ?",
         (scope_key, citation.entry_id, citation.entry_version_id),
@@ -320,7 +274,7 @@ def _cited_version(
     *found, retired = row
     if not _citation_resolves(citation.revision, head_revision, found[4], found[5], retired):
         return None
-    return (int(found[0]), int(found[1]), str(found[2]), str(found[3]), int(found[4]), found[5])
+    return (int(found[0]), int(found[1]), str(found[2]), str(found[3]), int(found[4]), found[5], found[6])
 
 
 def _head_version(conn: Conn, scope_id: str, citation: MemoryCitation) -> tuple[int, int, int, int, str]:
@@ -329,7 +283,7 @@ def _head_version(conn: Conn, scope_id: str, citation: MemoryCitation) -> tuple[
     row = _cited_version(conn, scope_key, revision, citation)
     if row is None:
         raise EntryNotFound()
-    version_key, version_number, _text, kind, _added, removed = row
+    version_key, version_number, _text, kind, _added, removed, _expires = row
     if removed is not None:
         raise RevisionConflict("The citation does not name the entry's current version.")
     return scope_key, revision, version_key, version_number, kind
@@ -350,13 +304,19 @@ def _remove_head(conn: Conn, scope_id: str, citation: MemoryCitation) -> tuple[i
 
 
 def _insert_version(
-    conn: Conn, scope_key: int, entry_id: str, version_number: int, text: str, revision: int
+    conn: Conn,
+    scope_key: int,
+    entry_id: str,
+    version_number: int,
+    text: str,
+    revision: int,
+    expires_at: str | None,
 ) -> str:
     version_id = f"{entry_id}-v{version_number}"
     cur = conn.execute(
-        "INSERT INTO memory_entry_versions"
-        " (scope_key, entry_id, version_number, entry_version_id, text, added_revision) VALUES (?, ?, ?, ?, ?, ?)",
-        (scope_key, entry_id, version_number, version_id, text, revision),
+        "INSERT INTO memory_entry_versions (scope_key, entry_id, version_number, entry_version_id, text,"
+        " added_revision, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (scope_key, entry_id, version_number, version_id, text, revision, expires_at),
     )
     search.index_document(conn, scope_key, MEMORY_FAMILY, int(cur.lastrowid or 0), text)
     return version_id

@@ -7,6 +7,7 @@ OceanBase commits DDL implicitly: a migration's data step runs after its tables 
 
 from __future__ import annotations
 
+from .memory_hygiene import fill_text_hashes
 from .migrations import Migration
 from .search_backfill import upgrade_index
 
@@ -269,6 +270,18 @@ MIGRATIONS: tuple[Migration, ...] = (
             PRIMARY KEY (scope_key, family, segment)
         ) {_TABLE}
         """,
+    ),
+    Migration(
+        10,
+        """
+        -- Memory hygiene (see store/memory_hygiene.py): a hash of each active entry's head text as
+        -- search compares it, for the duplicate check; and when a version stops being recalled.
+        ALTER TABLE memory_entries ADD COLUMN text_hash BIGINT;
+        CREATE INDEX memory_entries_text_hash ON memory_entries (scope_key, text_hash);
+        ALTER TABLE memory_entry_versions ADD COLUMN expires_at VARCHAR(40);
+        CREATE INDEX memory_versions_expiry ON memory_entry_versions (scope_key, removed_revision, expires_at)
+        """,
+        after=fill_text_hashes,
     ),
     Migration(
         11,

@@ -21,6 +21,7 @@ from .progress import Progress
 from .transfer_format import (
     FORMAT,
     KINDS,
+    LATER_COLUMNS,
     OPTIONAL_TABLES,
     SCOPE_FIELDS,
     VERSION,
@@ -144,19 +145,26 @@ def _export(conn: Conn, backend: Backend, scope_id: str, progress: Progress | No
     written = {"scope": 1}
     for kind in kinds:
         names = [column for column, _ in kind.fields]
+        selected = ", ".join(
+            "NULL" if LATER_COLUMNS.get((kind.table, column), 0) > version else column for column in names
+        )
+        left_out_if_null = [column for column, json_type in kind.fields if json_type.endswith("-")]
         written[kind.name] = 0
         # Page by page on a unique column rather than one streamed query: OceanBase ends any
         # statement after `ob_query_timeout` (10 s), even one whose rows are still being read.
         after = kind.start
         while True:
             batch = conn.execute(
-                f"SELECT {kind.order}, {kind.columns} FROM {kind.table}"
+                f"SELECT {kind.order}, {selected} FROM {kind.table}"
                 f" WHERE scope_key = ? AND {kind.order} > ? ORDER BY {kind.order} LIMIT ?",
                 (key, after, BATCH_ROWS),
             ).fetchall()
             for values in batch:
                 record: dict[str, Any] = {"type": kind.name}
                 record.update(zip(names, values[1:], strict=True))
+                for column in left_out_if_null:
+                    if record[column] is None:
+                        del record[column]
                 yield line(record)
             written[kind.name] += len(batch)
             if progress is not None and batch:

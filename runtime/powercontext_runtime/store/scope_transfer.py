@@ -34,15 +34,17 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+from pydantic import MISSING
+
 from powercontext_api.models import ScopeExportHeader, ScopeExportScope
 
 from .. import search
 from ..errors import RetrievalUnavailable, ScopeAlreadyExists
 from ..models import ArtifactRef
-from . import export_lines, migrations
+from . import export_lines, memory_hygiene, migrations
 from .artifacts import SEARCHED_FAMILIES, decode_artifact, search_text
 from .backends import Backend
-from .clock import now
+from .clock import instant, now
 from .conn import Conn
 from .export_lines import RowLimits, TransferRefused
 from .progress import Progress
@@ -238,6 +240,7 @@ class _Importer:
                 pending, size = [], 0
         self._flush(current, pending)
         self._check_complete()
+        memory_hygiene.fill_text_hashes(self.conn, self.key)
         indexed = self._index()
         return dict(self.counts), indexed
 
@@ -297,7 +300,10 @@ class _Importer:
             self.to_index += 1
         if kind.name == "artifact_head" and record.family in SEARCHED_FAMILIES:
             self.to_index += 1
-        return (self.key, *(getattr(record, column) for column, _ in kind.fields))
+        values = [getattr(record, column) for column, _ in kind.fields]
+        if kind.name == "memory_entry_version":
+            values[-1] = _expiry(number, record.expires_at)
+        return (self.key, *values)
 
     def _flush(self, kind: Kind | None, rows: Sequence[tuple[object, ...]]) -> None:
         if kind is None or not rows:
@@ -403,3 +409,13 @@ class _Importer:
             indexed += len(docs)
             if self.progress is not None:
                 self.progress.advance(len(docs))
+
+
+def _expiry(number: int, value: object) -> str | None:
+    """A version's `expires_at` as the store keeps it (UTC, its time form); absent is never."""
+    if value is MISSING or value is None:
+        return None
+    found = instant(str(value))
+    if found is None:
+        raise TransferRefused(f"Line {number}: expires_at is not a real instant.", number)
+    return found

@@ -15,7 +15,7 @@ transaction and the store turns them into hits.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, suppress
 
 from ..errors import PowerContextError, RetrievalUnavailable, RevisionConflict, ScopeNotFound
@@ -44,7 +44,9 @@ from ..search import (
 from ..vectors import EmbeddingLeg, VectorEmbedder, VectorRecall
 from . import (
     artifacts,
+    clock,
     memory,
+    memory_hygiene,
     migrations,
     scope_export,
     scope_transfer,
@@ -235,12 +237,17 @@ class SqlStore:
         vector = self._vectors.query_vector(query.text) if self._vectors is not None else None
         with self._ranked_reads() as (conn, release_mirror):
             scope_rows = scopes.keys_by_id(conn, scope_ids, "memory_revision")
+            # Left out before each Scope's hits are cut to `limit` (by either leg): an expired entry
+            # takes no live one's place.
+            expired = memory_hygiene.expired_heads(conn, [key for key, _ in scope_rows.values()], clock.now())
             cap = merge_cap if vector is None else None  # fused first, then cut to the pool's shares
-            ranked = self._ranked_per_scope(conn, scope_ids, scope_rows, MEMORY_FAMILY, terms, limit, cap)
+            ranked = self._ranked_per_scope(
+                conn, scope_ids, scope_rows, MEMORY_FAMILY, terms, limit, cap, expired
+            )
             release_mirror()
             if self._vectors is not None and vector is not None:
                 keys = [scope_rows[s][0] if s in scope_rows else None for s in scope_ids]
-                ranked = self._vectors.fuse(conn, keys, ranked, vector, limit, merge_cap)
+                ranked = self._vectors.fuse(conn, keys, ranked, vector, limit, merge_cap, expired)
             versions = memory.head_versions(conn, [k for ks in ranked for k, _ in ks])
         return [
             [
@@ -248,6 +255,7 @@ class SqlStore:
                     MemoryCitation(scope_rows[scope_id][1], versions[k][0], versions[k][1]),
                     versions[k][2],
                     score,
+                    versions[k][3],
                 )
                 for k, score in keys
                 if k in versions
@@ -299,11 +307,12 @@ class SqlStore:
         terms: Sequence[str],
         limit: int,
         merge_cap: int | None,
+        excluded: Mapping[int, Collection[int]] | None = None,
     ) -> list[list[tuple[int, float]]]:
-        """Each Scope's ranked `doc_key`s with their scores, in `scope_ids` order, each cut to its
-        share of the merged pool (`search.ranked_per_scope`)."""
+        """Each Scope's ranked `doc_key`s with their scores, in `scope_ids` order, without its
+        `excluded` ones, each cut to its share of the merged pool (`search.ranked_per_scope`)."""
         keys = [scope_rows[scope_id][0] if scope_id in scope_rows else None for scope_id in scope_ids]
-        return ranked_per_scope(conn, self._search, keys, family, terms, limit, merge_cap)
+        return ranked_per_scope(conn, self._search, keys, family, terms, limit, merge_cap, excluded)
 
     def _ranked_reads(self) -> AbstractContextManager[tuple[Conn, Callable[[], None]]]:
         return ranked_reads(self._search, self._transaction)

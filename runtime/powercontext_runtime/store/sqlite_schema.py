@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .memory_hygiene import fill_text_hashes
 from .migrations import Migration
 from .search_backfill import upgrade_index
 
@@ -282,6 +283,20 @@ MIGRATIONS: tuple[Migration, ...] = (
             PRIMARY KEY (scope_key, family, segment)
         ) WITHOUT ROWID
         """,
+    ),
+    Migration(
+        10,
+        """
+        -- Memory hygiene (see store/memory_hygiene.py): a hash of each active entry's head text as
+        -- search compares it, for the duplicate check; and when a version stops being recalled.
+        ALTER TABLE memory_entries ADD COLUMN text_hash INTEGER;
+        CREATE INDEX memory_entries_text_hash ON memory_entries (scope_key, text_hash);
+        ALTER TABLE memory_entry_versions ADD COLUMN expires_at TEXT;
+        -- Partial: versions that never expire (most) cost no index entry.
+        CREATE INDEX memory_versions_expiry ON memory_entry_versions (scope_key, removed_revision, expires_at)
+            WHERE expires_at IS NOT NULL
+        """,
+        after=fill_text_hashes,
     ),
     Migration(
         11,

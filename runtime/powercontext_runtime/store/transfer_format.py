@@ -37,8 +37,10 @@ class TransferReport:
 
 # Line types ---------------------------------------------------------------------------------------
 
-# Each column with its JSON type ("s" string, "i" integer, "?" when it may be null), for the
-# reader; the import holds lines to the contract's `ScopeExport*` schemas, which say the same and more.
+# Each column with its JSON type ("s" string, "i" integer, "?" when it may be null, "-" when a null
+# is left out of the line: a column a later release added, so that files without it still read
+# and files of data that never uses it stay as they were), for the reader; the import holds lines
+# to the contract's `ScopeExport*` schemas, which say the same and more.
 SCOPE_FIELDS = (
     ("scope_id", "s"),
     ("title", "s"),
@@ -96,6 +98,7 @@ KINDS = (
             ("text", "s"),
             ("added_revision", "i"),
             ("removed_revision", "i?"),
+            ("expires_at", "s-"),
         ),
         "version_key",
     ),
@@ -136,6 +139,9 @@ BY_NAME = {kind.name: kind for kind in KINDS}
 RANK = {kind.name: rank for rank, kind in enumerate(KINDS)}
 # Tables a database may lack and still be exported: they came with later migrations.
 OPTIONAL_TABLES = frozenset({"memory_erasures"})
+# Columns that came with a later migration (by table and column: its version), exported as null
+# from a database before it; the export reads a database as it is, never migrating it.
+LATER_COLUMNS = {("memory_entry_versions", "expires_at"): 10}
 
 
 def schema_version(conn: Conn) -> int:

@@ -3,7 +3,7 @@ ranking fused with its vector ranking inside the read's snapshot."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from ..search import Conn
 from .fusion import fuse, round_robin_shares
@@ -30,12 +30,18 @@ class VectorRecall:
         query: Vectors,
         limit: int,
         merge_cap: int | None,
+        excluded: Mapping[int, Collection[int]] | None = None,
     ) -> Ranked:
         """Each Scope's `limit` best by reciprocal rank of both legs, cut to its share of a
-        round-robin merge capped at `merge_cap` (the pool rule lexical recall follows)."""
+        round-robin merge capped at `merge_cap` (the pool rule lexical recall follows). A Scope's
+        `excluded` version keys (expired heads) are left out of its vector ranking before the cut,
+        as the lexical leg leaves them out of its own."""
         fused = []
         for scope_key, ranked in zip(scope_keys, lexical, strict=True):
-            semantic = [] if scope_key is None else self._index.top(conn, scope_key, query, limit)
+            semantic = []
+            if scope_key is not None:
+                left_out = (excluded or {}).get(scope_key, ())
+                semantic = self._index.top(conn, scope_key, query, limit, left_out)
             fused.append(
                 fuse([key for key, _ in ranked], semantic, limit, self.leg.rrf_k, self.leg.vector_weight)
             )

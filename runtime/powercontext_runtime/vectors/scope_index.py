@@ -9,6 +9,7 @@ and, for equal ones, the newer version first: the same bytes on every backend gi
 from __future__ import annotations
 
 import threading
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,18 +34,23 @@ class ScopeIndex:
         self._lock = threading.Lock()
         self._scopes: dict[int, _ScopeVectors] = {}
 
-    def top(self, conn: Conn, scope_key: int, query: Vectors, limit: int) -> list[int]:
-        """The Scope's version keys most similar to the unit vector `query`, best first."""
+    def top(
+        self, conn: Conn, scope_key: int, query: Vectors, limit: int, excluded: Collection[int] = ()
+    ) -> list[int]:
+        """The Scope's version keys most similar to the unit vector `query`, best first, without
+        the `excluded` ones (left out before the cut, so they take no other's place)."""
         held = self._current(conn, scope_key)
         if not len(held.version_keys) or limit <= 0:
             return []
-        similarity = held.matrix @ query
-        chosen = np.arange(len(similarity))
+        similarity, keys = held.matrix @ query, held.version_keys
+        if excluded:
+            kept = ~np.isin(keys, np.fromiter(excluded, dtype=np.int64))
+            similarity, keys = similarity[kept], keys[kept]
         if len(similarity) > limit:  # only the best `limit`, and whatever ties the last of them, are sorted
             floor = np.partition(similarity, len(similarity) - limit)[len(similarity) - limit]
             chosen = np.flatnonzero(similarity >= floor)
-        keys = held.version_keys[chosen]
-        order = np.lexsort((-keys, -similarity[chosen]))[:limit]
+            similarity, keys = similarity[chosen], keys[chosen]
+        order = np.lexsort((-keys, -similarity))[:limit]
         return [int(key) for key in keys[order]]
 
     def _current(self, conn: Conn, scope_key: int) -> _ScopeVectors:

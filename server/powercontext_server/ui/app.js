@@ -1,31 +1,16 @@
 // The prepare preview page. It reads the served contract (/openapi.json) for the families, limits
 // and max_bytes bounds instead of restating them, and asks POST /v1/context/prepare/explain, whose
 // content is byte-identical to prepare's. Untrusted text is only ever set as textContent.
-"use strict";
+import { call, contractSchemas, describe, fillScopes, scopeIds, serverFields } from "./api.js";
 
 const state = { token: "", schemas: null };
 
 const $ = (id) => document.getElementById(id);
 
-function headers(json) {
-  const h = {};
-  if (json) h["Content-Type"] = "application/json";
-  if (state.token) h["Authorization"] = "Bearer " + state.token;
-  return h;
-}
-
 function say(text, isError) {
   const status = $("status");
   status.textContent = text;
   status.className = isError ? "error" : "";
-}
-
-async function errorText(response) {
-  try {
-    const body = await response.json();
-    if (body && body.error) return `${response.status} ${body.error.code}: ${body.error.message}`;
-  } catch (_) { /* not JSON */ }
-  return `${response.status} ${response.statusText}`;
 }
 
 function sectionSchema(family) {
@@ -74,9 +59,11 @@ function addSectionRow(family, used, limit) {
 }
 
 async function loadContract() {
-  const response = await fetch("/openapi.json");
-  if (!response.ok) throw new Error(`the contract could not be read: ${await errorText(response)}`);
-  state.schemas = (await response.json()).components.schemas;
+  try {
+    state.schemas = await contractSchemas();
+  } catch (error) {
+    throw new Error(`the contract could not be read: ${describe(error)}`);
+  }
   const maxBytes = state.schemas.PrepareContextRequest.properties.max_bytes;
   Object.assign($("max-bytes"), { min: maxBytes.minimum, max: maxBytes.maximum, value: maxBytes.default });
   const defaults = state.schemas.Assembly.properties.sections.default;
@@ -91,23 +78,13 @@ async function loadContract() {
 
 async function loadScopes() {
   state.token = $("token").value.trim();
-  const select = $("scope");
-  const chosen = select.value;
-  const ids = [];
-  let cursor = null;
-  do {
-    const url = "/v1/scopes?limit=200" + (cursor ? "&cursor=" + encodeURIComponent(cursor) : "");
-    const response = await fetch(url, { headers: headers(false) });
-    if (!response.ok) {
-      say(`Scopes could not be listed: ${await errorText(response)}`, true);
-      return;
-    }
-    const page = await response.json();
-    ids.push(...page.scopes.map((s) => s.scope_id));
-    cursor = page.next_cursor;
-  } while (cursor);
-  select.replaceChildren(...ids.map((id) => new Option(id, id, false, id === chosen)));
-  say(ids.length ? `${ids.length} Scope(s).` : "No Scopes yet.", false);
+  try {
+    const ids = await scopeIds(state.token);
+    fillScopes($("scope"), ids);
+    say(ids.length ? `${ids.length} Scope(s).` : "No Scopes yet.", false);
+  } catch (error) {
+    say(`Scopes could not be listed: ${describe(error)}`, true);
+  }
 }
 
 function requestBody() {
@@ -165,22 +142,20 @@ async function prepare(event) {
   event.preventDefault();
   state.token = $("token").value.trim();
   say("Preparing…", false);
-  const response = await fetch("/v1/context/prepare/explain", {
-    method: "POST",
-    headers: headers(true),
-    body: JSON.stringify(requestBody()),
-  });
-  if (!response.ok) {
-    say(`Prepare failed: ${await errorText(response)}`, true);
+  let explained;
+  try {
+    explained = await call(state.token, "POST", "/v1/context/prepare/explain", requestBody());
+  } catch (error) {
+    say(`Prepare failed: ${describe(error)}`, true);
     return;
   }
-  const explained = await response.json();
   showExplanation(explained);
   const included = explained.items.filter((item) => item.included).length;
   say(`Prepared: ${explained.content_bytes} bytes, ${included} of ${explained.items.length} candidates included.`, false);
 }
 
 document.addEventListener("DOMContentLoaded", async () => {
+  serverFields($("server-fields"));
   $("legacy").addEventListener("change", () => { $("assembly").disabled = $("legacy").checked; });
   $("load-scopes").addEventListener("click", loadScopes);
   $("request").addEventListener("submit", (event) => {

@@ -1,0 +1,104 @@
+"""What keeps Memory clean, in the store: the duplicate check and expiry.
+
+Duplicates: each active entry keeps a hash of its head's text as search compares it
+(`search.comparable_text`: NFKC, case folding, whitespace collapsed) in `memory_entries.text_hash`,
+indexed per Scope; retiring an entry clears it and erasing it deletes it, so a remember finds an
+equal active head through one indexed lookup, then compares the texts themselves (a hash can
+collide).
+
+Expiry: a version's `expires_at` is the store's time form (`clock`), compared as text with the
+time of the read; an expired head is left out of search before its ranking is cut, never deleted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from hashlib import blake2b
+
+from .. import search
+from ..models import MemoryCitation, MemoryEntry
+from .conn import Conn
+
+# Hashes per lookup statement: a batch holds at most 1,000 texts.
+_LOOKUP_CHUNK = 500
+
+
+def text_hash(comparable: str) -> int:
+    """A 63-bit hash of a comparable text: fits a signed BIGINT on either backend."""
+    return int.from_bytes(blake2b(comparable.encode("utf-8"), digest_size=8).digest(), "big") >> 1
+
+
+def live(expires_at: str | None, at: str) -> bool:
+    """Whether a version with this expiry is recalled at the instant `at`."""
+    return expires_at is None or expires_at > at
+
+
+def active_heads(
+    conn: Conn, scope_key: int, revision: int, wanted: Mapping[int, str], at: str
+) -> dict[str, MemoryEntry]:
+    """For each comparable text (by its `text_hash`), the oldest active, unexpired entry whose
+    head reads the same, cited at `revision` (the Scope's Memory head); texts no such entry holds
+    are absent."""
+    found: dict[str, MemoryEntry] = {}
+    hashes = list(wanted)
+    for start in range(0, len(hashes), _LOOKUP_CHUNK):
+        chunk = hashes[start : start + _LOOKUP_CHUNK]
+        # Ordered here, not in SQL: an ORDER BY entry_number leads the planner to walk the Scope's
+        # entries in that order instead of looking the hashes up.
+        rows = conn.execute(
+            "SELECT e.entry_number, e.text_hash, e.entry_id, v.entry_version_id, v.text, e.kind, v.expires_at"
+            " FROM memory_entries e JOIN memory_entry_versions v ON v.scope_key = e.scope_key"
+            " AND v.entry_id = e.entry_id AND v.version_number = e.head_version"
+            f" WHERE e.scope_key = ? AND e.text_hash IN ({', '.join('?' * len(chunk))})"
+            " AND e.retired_revision IS NULL",
+            (scope_key, *chunk),
+        ).fetchall()
+        for _, hashed, entry_id, version_id, text, kind, expires_at in sorted(rows):
+            comparable = wanted[int(hashed)]
+            if comparable in found or not live(expires_at, at):
+                continue
+            if search.comparable_text(text) == comparable:
+                citation = MemoryCitation(revision, entry_id, version_id)
+                found[comparable] = MemoryEntry(citation, text, kind, "active", expires_at)
+    return found
+
+
+def set_text_hash(conn: Conn, scope_key: int, entry_id: str, text: str | None) -> None:
+    """Record the entry's new head text (None: it is no longer active)."""
+    hashed = None if text is None else text_hash(search.comparable_text(text))
+    conn.execute(
+        "UPDATE memory_entries SET text_hash = ? WHERE scope_key = ? AND entry_id = ?",
+        (hashed, scope_key, entry_id),
+    )
+
+
+def fill_text_hashes(conn: Conn, scope_key: int | None = None) -> None:
+    """Hash the head text of every active entry (of one Scope, or all): migration 10's data step,
+    and an import's."""
+    where, params = ("", ()) if scope_key is None else (" AND e.scope_key = ?", (scope_key,))
+    rows = conn.execute(
+        "SELECT e.scope_key, e.entry_id, v.text FROM memory_entries e JOIN memory_entry_versions v"
+        " ON v.scope_key = e.scope_key AND v.entry_id = e.entry_id AND v.version_number = e.head_version"
+        " WHERE e.retired_revision IS NULL" + where,
+        params,
+    ).fetchall()
+    conn.executemany(
+        "UPDATE memory_entries SET text_hash = ? WHERE scope_key = ? AND entry_id = ?",
+        [(text_hash(search.comparable_text(text)), key, entry_id) for key, entry_id, text in rows],
+    )
+
+
+def expired_heads(conn: Conn, scope_keys: Sequence[int], at: str) -> dict[int, list[int]]:
+    """The `version_key`s of each Scope's head versions that have expired by `at` (through the
+    (scope_key, removed_revision, expires_at) index: only expired heads are read)."""
+    found: dict[int, list[int]] = {}
+    if not scope_keys:  # MySQL mode has no empty IN ()
+        return found
+    for scope_key, version_key in conn.execute(
+        "SELECT scope_key, version_key FROM memory_entry_versions"
+        f" WHERE scope_key IN ({', '.join('?' * len(scope_keys))})"
+        " AND removed_revision IS NULL AND expires_at <= ?",
+        (*scope_keys, at),
+    ).fetchall():
+        found.setdefault(int(scope_key), []).append(int(version_key))
+    return found
