@@ -12,15 +12,12 @@ from powercontext_runtime.models import MemoryCitation, Scope
 from powercontext_runtime.store import memory, scopes
 from powercontext_runtime.store.sql_store import SqlStore
 
-from .test_reindex_migration import database_url
+from .test_reindex_migration import database_url, rewritten
 
 
 def back_to_version_9(url: str, backend: str) -> None:
     """Take migration 10's columns and indexes away again, as a database written before it."""
-    old = backend_for(url)
-    conn = old.connect()
-    try:
-        old.begin(conn, True)
+    with rewritten(url) as conn:
         for index, table in (
             ("memory_entries_text_hash", "memory_entries"),
             ("memory_versions_expiry", "memory_entry_versions"),
@@ -29,10 +26,6 @@ def back_to_version_9(url: str, backend: str) -> None:
         conn.execute("ALTER TABLE memory_entries DROP COLUMN text_hash")
         conn.execute("ALTER TABLE memory_entry_versions DROP COLUMN expires_at")
         conn.execute("DELETE FROM schema_migrations WHERE version = 10")
-        old.commit(conn)
-    finally:
-        old.close(conn)
-        old.stop()
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "oceanbase"])
