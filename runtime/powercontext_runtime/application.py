@@ -20,7 +20,7 @@ from powercontext_api.operations import API_VERSION
 from . import responses
 from .access import ACTIONS, FULL_ACCESS, Principal
 from .config import Settings
-from .cursors import decode_cursor, encode_cursor
+from .cursors import decode_cursor, encode_cursor, page_of
 from .errors import EntryNotFound, ScopeNotFound
 from .models import (
     EXPERIENCE_FAMILY,
@@ -32,7 +32,6 @@ from .models import (
     ArtifactRevision,
     Experience,
     ExperienceFields,
-    MemoryCitation,
     PreparedContext,
     Scope,
     Topic,
@@ -49,6 +48,7 @@ from .recall import (
     topic_hit,
 )
 from .request_rules import assembly_options, check_references, expiry, max_bytes_limits
+from .request_rules import memory_citation as _citation
 from .store import Store, artifacts, candidates, clock, memory, scopes, topics
 from .vectors import EmbeddingLeg
 
@@ -87,9 +87,8 @@ class ScopedContextApplication:
         self._remember_observers = (*self._remember_observers, observer)
 
     def _remembered(self, flags: Sequence[bool]) -> None:
-        duplicates = sum(flags)
         for observe in self._remember_observers:
-            observe(len(flags) - duplicates, duplicates)
+            observe(flags.count(False), flags.count(True))
 
     def close(self) -> None:
         self._store.close()
@@ -235,16 +234,8 @@ class ScopedContextApplication:
         self, request: wire.RememberRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.MemoryEntry:
         expected = None if request.expected_revision is MISSING else request.expected_revision
-        expires = None if request.expires_at is MISSING else expiry(request.expires_at, ("expires_at",))
-        entry = self._store.run(
-            memory.remember,
-            request.scope_id,
-            request.text,
-            request.kind,
-            expected,
-            expires,
-            request.deduplicate,
-        )
+        given = (request.kind, expected, expiry(request.expires_at, ("expires_at",)), request.deduplicate)
+        entry = self._store.run(memory.remember, request.scope_id, request.text, *given)
         self._remembered([entry.duplicate])
         return responses.memory_entry(entry, duplicate=entry.duplicate)
 
@@ -254,13 +245,7 @@ class ScopedContextApplication:
     ) -> wire.RememberBatchResult:
         expected = None if request.expected_revision is MISSING else request.expected_revision
         entries = [
-            (
-                entry.text,
-                entry.kind,
-                None
-                if entry.expires_at is MISSING
-                else expiry(entry.expires_at, ("entries", i, "expires_at")),
-            )
+            (entry.text, entry.kind, expiry(entry.expires_at, ("entries", i, "expires_at")))
             for i, entry in enumerate(request.entries)
         ]
         cited = self._store.run(
@@ -282,9 +267,7 @@ class ScopedContextApplication:
     def revise_memory_entry(
         self, request: wire.ReviseEntryRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.MemoryEntry:
-        given = request.expires_at
-        keep = given is MISSING
-        expires = None if given is MISSING or given is None else expiry(given, ("expires_at",))
+        keep, expires = request.expires_at is MISSING, expiry(request.expires_at, ("expires_at",))
         entry = self._store.run(
             memory.revise_memory_entry,
             request.scope_id,
@@ -316,21 +299,7 @@ class ScopedContextApplication:
         self, request: wire.EntryHistoryRequest, *, principal: Principal = FULL_ACCESS
     ) -> wire.MemoryEntryHistory:
         versions = _found(self._store.run(memory.memory_entry_history, request.scope_id, request.entry_id))
-        head, removed = versions[-1]
-        return wire.MemoryEntryHistory(
-            entry_id=request.entry_id,
-            kind=head.kind,
-            state="active" if removed is None else "retired",
-            versions=[
-                wire.MemoryEntryVersion(
-                    citation=responses.citation(entry.citation),
-                    text=entry.text,
-                    removed_revision=gone,
-                    expires_at=entry.expires_at,
-                )
-                for entry, gone in versions
-            ],
-        )
+        return responses.memory_entry_history(request.entry_id, versions)
 
     @operation
     def list_memory_entries(
@@ -341,7 +310,7 @@ class ScopedContextApplication:
         rows = self._store.run(
             memory.list_memory_entries, request.scope_id, after, request.limit + 1, live_at
         )
-        return responses.memory_entry_list(*_page(rows, request.limit, "entry"))
+        return responses.memory_entry_list(*page_of(rows, request.limit, "entry"))
 
     @operation
     def search_memory(
@@ -409,7 +378,7 @@ class ScopedContextApplication:
         after = 0 if request.cursor is MISSING else int(decode_cursor(request.cursor, "candidate"))
         state = None if request.state is MISSING else request.state
         rows = self._store.run(candidates.list_candidates, request.scope_id, state, after, request.limit + 1)
-        return responses.candidate_list(*_page(rows, request.limit, "candidate"))
+        return responses.candidate_list(*page_of(rows, request.limit, "candidate"))
 
     @operation
     def search_experience(
@@ -531,17 +500,6 @@ class ScopedContextApplication:
         if found is None:
             raise EntryNotFound()
         return found
-
-
-def _page(rows: Sequence[tuple[int, T]], limit: int, kind: str) -> tuple[list[T], str | None]:
-    """A page of `limit` items from `limit + 1` keyed rows, and the cursor of the next page if any."""
-    page = rows[:limit]
-    more = len(rows) > limit
-    return [item for _, item in page], encode_cursor(kind, str(page[-1][0])) if more else None
-
-
-def _citation(value: wire.MemoryCitation) -> MemoryCitation:
-    return MemoryCitation(value.memory_ref.revision, value.entry_id, value.entry_version_id)
 
 
 def _found(value: T | None) -> T:

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Sequence
+from typing import TypeVar
 
 from .errors import InvalidRequest
+
+T = TypeVar("T")
 
 
 def encode_cursor(kind: str, position: str) -> str:
@@ -24,3 +28,10 @@ def decode_cursor(cursor: str, kind: str) -> str:
             "cursor_invalid", ("cursor",), "The cursor is not valid for this listing."
         )
     return position
+
+
+def page_of(rows: Sequence[tuple[int, T]], limit: int, kind: str) -> tuple[list[T], str | None]:
+    """A page of `limit` items from `limit + 1` keyed rows, and the cursor of the next page if any."""
+    page = rows[:limit]
+    more = len(rows) > limit
+    return [item for _, item in page], encode_cursor(kind, str(page[-1][0])) if more else None

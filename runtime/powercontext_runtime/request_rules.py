@@ -15,8 +15,10 @@ import annotated_types
 from pydantic.fields import FieldInfo
 
 from powercontext_api.models import Assembly, ExperienceSection, FamilySection, PrepareContextRequest
+from powercontext_api.models import MemoryCitation as MemoryCitationModel
 
 from .errors import InvalidRequest
+from .models import MemoryCitation
 from .prepare import AssemblyOptions, Section
 from .store.clock import instant
 
@@ -85,12 +87,20 @@ _LIMIT_BOUNDS: Mapping[str, tuple[int, int]] = MappingProxyType(
 )
 
 
-def expiry(value: str, loc: tuple[str | int, ...]) -> str:
-    """An `expires_at` the contract's pattern let through, in the store's time form; a date the
-    pattern cannot rule out (30 February) is refused here, naming only where it was."""
+def expiry(value: object, loc: tuple[str | int, ...]) -> str | None:
+    """An `expires_at` the contract's pattern let through, in the store's time form (None when it
+    was left out or null); a date the pattern cannot rule out (30 February) is refused here,
+    naming only where it was."""
+    if not isinstance(value, str):  # MISSING or None: the model allowed no other value
+        return None
     found = instant(value)
     if found is None:
         raise InvalidRequest.single(
             "expires_at", loc, "Not a real instant: expected RFC 3339 in UTC, e.g. 2026-01-31T12:00:00Z"
         )
     return found
+
+
+def memory_citation(value: MemoryCitationModel) -> MemoryCitation:
+    """A request's citation as the store takes it."""
+    return MemoryCitation(value.memory_ref.revision, value.entry_id, value.entry_version_id)

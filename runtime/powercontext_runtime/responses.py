@@ -78,6 +78,27 @@ def memory_entry(value: MemoryEntry, duplicate: bool | None = None) -> wire.Memo
     return entry
 
 
+def memory_entry_history(
+    entry_id: str, versions: Sequence[tuple[MemoryEntry, int | None]]
+) -> wire.MemoryEntryHistory:
+    """Every version with the revision that removed it, oldest first; the state is the head's."""
+    head, removed = versions[-1]
+    return wire.MemoryEntryHistory(
+        entry_id=entry_id,
+        kind=head.kind,
+        state="active" if removed is None else "retired",
+        versions=[
+            wire.MemoryEntryVersion(
+                citation=citation(entry.citation),
+                text=entry.text,
+                removed_revision=gone,
+                expires_at=entry.expires_at,
+            )
+            for entry, gone in versions
+        ],
+    )
+
+
 def memory_entry_list(entries: Iterable[MemoryEntry], next_cursor: str | None) -> wire.MemoryEntryList:
     return wire.MemoryEntryList(entries=[memory_entry(e) for e in entries], next_cursor=next_cursor)
 

@@ -8,13 +8,11 @@ checked with a sender the test controls.
 
 from __future__ import annotations
 
-import functools
 import logging
 import threading
 import time
 import uuid
 from collections.abc import Iterator, Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -161,23 +159,6 @@ def test_empty_and_repeated_turns_are_skipped(
     assert len(texts) == 2
     assert texts[1].endswith("Assistant: A different answer.")
     assert provider.capture_stats() == CaptureStats(queued=2, stored=2, skipped=6)
-
-
-def test_the_same_turn_captured_by_two_providers_is_stored_once_and_counted_a_duplicate(
-    http: httpx.Client, scope_id: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Two Hermes processes (each with its own memory of captured turns) capture one turn: the
-    server's duplicate check stores it once, and the second provider counts a duplicate."""
-    when = datetime(2026, 5, 22, 10, 15, 3, tzinfo=UTC)  # the turn's time: both headers read alike
-    monkeypatch.setattr(TurnCapture, "capture", functools.partialmethod(TurnCapture.capture, when=when))
-    first, second = provider_with(), provider_with()
-    sync(first)
-    first.shutdown()
-    sync(second)
-    second.shutdown()
-    assert len(entries(http, scope_id)) == 1
-    assert first.capture_stats() == CaptureStats(queued=1, stored=1)
-    assert second.capture_stats() == CaptureStats(queued=1, duplicates=1)
 
 
 def test_shutdown_flush_delivers_every_queued_turn_in_batches(

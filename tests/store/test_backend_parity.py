@@ -24,6 +24,7 @@ from powercontext_api.models import (
     SearchRequest,
 )
 from powercontext_runtime import ScopedContextApplication, Settings, open_application
+from powercontext_runtime.store import clock
 from tests.store.writes import small_merges
 
 WORDS = [
@@ -183,3 +184,26 @@ def test_both_backends_return_the_same_search_order_and_prepared_bytes(
     on_oceanbase = observe(oceanbase_app)
     assert sum(1 for content in on_sqlite if isinstance(content, str)) > 20  # the comparison has substance
     assert on_oceanbase == on_sqlite
+
+
+def test_both_backends_leave_out_the_same_expired_entries(
+    applications: tuple[ScopedContextApplication, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Entries expiring a second apart: at each instant both backends recall, rank and prepare
+    exactly the same, and what they recall changes as entries expire."""
+    instants = [f"2031-01-01T00:00:{second:02d}.000000+00:00" for second in (0, 6, 59)]
+    monkeypatch.setattr(clock, "now", lambda: instants[0])
+    for app in applications:
+        seed(app)
+        rng = random.Random(11)
+        for i in range(12):
+            text = f"{sentence(rng)} expiring {i}"
+            body = {"scope_id": "project:a", "text": text, "expires_at": f"2031-01-01T00:00:{i + 1:02d}Z"}
+            app.remember(RememberRequest.model_validate(body))
+    seen = []
+    for instant in instants:
+        monkeypatch.setattr(clock, "now", lambda instant=instant: instant)
+        on_sqlite, on_oceanbase = (observe(app) for app in applications)
+        assert on_oceanbase == on_sqlite, instant
+        seen.append(on_sqlite)
+    assert seen[0] != seen[1] != seen[2]

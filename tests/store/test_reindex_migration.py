@@ -5,6 +5,8 @@ since 7); from 7, the postings stay and only the log changes form (8)."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -58,13 +60,24 @@ def old_log(conn: Conn) -> None:
     conn.execute("DELETE FROM schema_migrations WHERE version = 8")
 
 
-def make_old(url: str) -> None:
-    """Turn the database into what version 6 was: postings a row each, with terms as version 4
-    wrote them (lower-cased, unstemmed words), the old log, and no record of 7 or 8."""
+@contextmanager
+def rewritten(url: str) -> Iterator[Conn]:
+    """A connection to the database in one write transaction, committed at the end of the block."""
     backend = backend_for(url)
     conn = backend.connect()
     try:
         backend.begin(conn, True)
+        yield conn
+        backend.commit(conn)
+    finally:
+        backend.close(conn)
+        backend.stop()
+
+
+def make_old(url: str) -> None:
+    """Turn the database into what version 6 was: postings a row each, with terms as version 4
+    wrote them (lower-cased, unstemmed words), the old log, and no record of 7 or 8."""
+    with rewritten(url) as conn:
         old_log(conn)
         conn.execute("DROP TABLE search_segments")
         conn.execute("ALTER TABLE search_docs DROP COLUMN segment")
@@ -75,10 +88,6 @@ def make_old(url: str) -> None:
         )
         conn.execute("INSERT INTO search_postings VALUES (1, 'memory', 'releases', 1, 1)")
         conn.execute("DELETE FROM schema_migrations WHERE version = 7")
-        backend.commit(conn)
-    finally:
-        backend.close(conn)
-        backend.stop()
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "oceanbase"])

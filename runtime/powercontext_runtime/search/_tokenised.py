@@ -61,14 +61,7 @@ def tokenise_documents(texts: Sequence[str]) -> TokenisedDocuments:
             grouped.tfs,
             grouped.lengths,
         )
-    return TokenisedDocuments(
-        lengths,
-        terms,
-        positions,
-        bounds.tolist(),
-        tfs,
-        _log.pack_tail(lengths, terms, bounds, positions, tfs),
-    )
+    return _documents(lengths, terms, positions, bounds, tfs)
 
 
 def keep_documents(documents: TokenisedDocuments, keep: Sequence[int]) -> TokenisedDocuments:
@@ -85,8 +78,17 @@ def keep_documents(documents: TokenisedDocuments, keep: Sequence[int]) -> Tokeni
     present = counts > 0
     terms = [term for term, there in zip(documents.terms, present.tolist(), strict=True) if there]
     bounds = np.concatenate(([0], np.cumsum(counts[present])))
-    positions, tfs = mapped[kept], documents.tfs[kept]
     lengths = [documents.lengths[i] for i in keep]
+    return _documents(lengths, terms, mapped[kept], bounds, documents.tfs[kept])
+
+
+def _documents(
+    lengths: list[int],
+    terms: list[str],
+    positions: npt.NDArray[np.int64],
+    bounds: npt.NDArray[np.int64],
+    tfs: npt.NDArray[np.int32],
+) -> TokenisedDocuments:
     return TokenisedDocuments(
         lengths,
         terms,
