@@ -64,7 +64,9 @@ RUNTIME_LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"store"}),
     frozenset({"recall"}),
     frozenset({"prepare"}),
-    frozenset({"responses", "request_rules", "application", "offline", "bootstrap", "__init__"}),
+    frozenset(
+        {"responses", "request_rules", "context_request", "application", "offline", "bootstrap", "__init__"}
+    ),
 )
 
 

@@ -20,8 +20,9 @@ from powercontext_api.operations import API_VERSION
 from . import responses
 from .access import ACTIONS, FULL_ACCESS, Principal
 from .config import Settings
+from .context_request import build_context, scope_of
 from .cursors import decode_cursor, encode_cursor, page_of
-from .errors import EntryNotFound, ScopeNotFound
+from .errors import EntryNotFound
 from .models import (
     EXPERIENCE_FAMILY,
     FAMILIES,
@@ -32,30 +33,18 @@ from .models import (
     ArtifactRevision,
     Experience,
     ExperienceFields,
-    PreparedContext,
     Scope,
     Topic,
 )
 from .operation import operation
-from .prepare import BuiltContext, build_legacy_context, build_text_context
-from .recall import (
-    legacy_topic_body,
-    parse_query,
-    recall_experience,
-    recall_memory,
-    recall_text_pools,
-    recall_topics,
-    topic_hit,
-)
-from .request_rules import assembly_options, check_references, expiry, max_bytes_limits
+from .prepare import BuiltContext
+from .recall import parse_query, topic_hit
+from .request_rules import check_references, expiry, max_bytes_limits
 from .request_rules import memory_citation as _citation
 from .store import Store, artifacts, candidates, clock, memory, scopes, topics
 from .vectors import EmbeddingLeg
 
 T = TypeVar("T")
-
-# Families whose recall reads the Context References as well as the current Scope.
-REFERENCE_FAMILIES = frozenset({"memory", "experience", "profile"})
 
 OK = wire.HealthStatus(status="ok")
 
@@ -447,36 +436,10 @@ class ScopedContextApplication:
         return responses.explanation(self._prepare(request, principal))
 
     def _prepare(self, request: wire.PrepareContextRequest, principal: Principal) -> BuiltContext:
-        built = self._build(request, principal)
+        built = build_context(self._store, request, principal, self.settings.assembly_max_entries)
         for observe in self._prepare_observers:
             observe(built)
         return built
-
-    def _build(self, request: wire.PrepareContextRequest, principal: Principal) -> BuiltContext:
-        # The total-entries policy is a validation rule: it fails before any lookup or recall.
-        options = (
-            None
-            if request.assembly is MISSING
-            else assembly_options(request.assembly, self.settings.assembly_max_entries)
-        )
-        with self._store.reading():  # every family from one snapshot
-            scope = self._scope(request.scope_id)
-            families = REFERENCE_FAMILIES if options is None else {s.family for s in options.sections}
-            if families & REFERENCE_FAMILIES:
-                # RFC step 2: every Scope that will be read, before any candidate is read; all or nothing.
-                principal.require("scope.read", scope.context_references)
-            if options is None:
-                query = parse_query(request.query)
-                return build_legacy_context(
-                    recall_memory(self._store, scope, query),
-                    request.max_bytes,
-                    topics=recall_topics(self._store, scope, query, legacy_topic_body),
-                    experience=recall_experience(self._store, scope, query),
-                )
-            if not options.sections:
-                return BuiltContext(PreparedContext.empty())
-            pools = recall_text_pools(self._store, scope, parse_query(request.query), families)
-            return build_text_context(pools, options, request.max_bytes)
 
     def _decide(self, request: wire.CandidateDecisionRequest, approve: bool) -> wire.Candidate:
         decided = self._store.run(
@@ -490,10 +453,7 @@ class ScopedContextApplication:
 
     # Lookups ------------------------------------------------------------------------------------
     def _scope(self, scope_id: str) -> Scope:
-        scope = self._store.run(scopes.get_scope, scope_id)
-        if scope is None:
-            raise ScopeNotFound()
-        return scope
+        return scope_of(self._store, scope_id)
 
     def _artifact(self, scope_id: str, ref: ArtifactRef) -> ArtifactRevision:
         found = self._store.run(artifacts.get_artifact, scope_id, ref)
