@@ -21,8 +21,8 @@ from .conn import Conn
 
 # Hashes per lookup statement: a batch holds at most 1,000 texts.
 _LOOKUP_CHUNK = 500
-# Entries hashed per statement when filling hashes in bulk.
-_FILL_PAGE = 500
+# Entries hashed per statement when filling the hashes in.
+_FILL_PAGE = 100
 
 
 def text_hash(comparable: str) -> int:
@@ -74,28 +74,31 @@ def set_text_hash(conn: Conn, scope_key: int, entry_id: str, text: str | None) -
     )
 
 
-def fill_text_hashes(conn: Conn, scope_key: int | None = None, page: int = _FILL_PAGE) -> None:
+def fill_text_hashes(conn: Conn, scope_key: int | None = None) -> None:
     """Hash the head text of every active entry (of one Scope, or all): migration 10's data step,
-    and an import's. `page` entries at a time, so an import of any size holds one page."""
-    where, params = ("", ()) if scope_key is None else (" AND e.scope_key = ?", (scope_key,))
-    after = (-1, -1)
-    while True:
-        rows = conn.execute(
-            "SELECT e.scope_key, e.entry_number, e.entry_id, v.text FROM memory_entries e"
-            " JOIN memory_entry_versions v ON v.scope_key = e.scope_key AND v.entry_id = e.entry_id"
-            " AND v.version_number = e.head_version"
-            " WHERE e.retired_revision IS NULL AND (e.scope_key > ? OR (e.scope_key = ? AND e.entry_number > ?))"
-            + where
-            + f" ORDER BY e.scope_key, e.entry_number LIMIT {int(page)}",
-            (after[0], after[0], after[1], *params),
-        ).fetchall()
-        if not rows:
-            return
-        conn.executemany(
-            "UPDATE memory_entries SET text_hash = ? WHERE scope_key = ? AND entry_id = ?",
-            [(text_hash(search.comparable_text(text)), key, entry_id) for key, _, entry_id, text in rows],
-        )
-        after = (int(rows[-1][0]), int(rows[-1][1]))
+    and an import's. A page of entries at a time, so memory stays flat however many there are."""
+    scope_keys = (
+        [int(row[0]) for row in conn.execute("SELECT scope_key FROM scopes").fetchall()]
+        if scope_key is None
+        else [scope_key]
+    )
+    for key in scope_keys:
+        after = 0
+        while True:
+            rows = conn.execute(
+                "SELECT e.entry_number, e.entry_id, v.text FROM memory_entries e JOIN memory_entry_versions v"
+                " ON v.scope_key = e.scope_key AND v.entry_id = e.entry_id AND v.version_number = e.head_version"
+                " WHERE e.scope_key = ? AND e.retired_revision IS NULL AND e.entry_number > ?"
+                " ORDER BY e.entry_number LIMIT ?",
+                (key, after, _FILL_PAGE),
+            ).fetchall()
+            conn.executemany(
+                "UPDATE memory_entries SET text_hash = ? WHERE scope_key = ? AND entry_id = ?",
+                [(text_hash(search.comparable_text(text)), key, entry_id) for _, entry_id, text in rows],
+            )
+            if len(rows) < _FILL_PAGE:
+                break
+            after = int(rows[-1][0])
 
 
 def expired_heads(conn: Conn, scope_keys: Sequence[int], at: str) -> dict[int, list[int]]:

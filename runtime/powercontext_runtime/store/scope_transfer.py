@@ -240,7 +240,7 @@ class _Importer:
                 pending, size = [], 0
         self._flush(current, pending)
         self._check_complete()
-        memory_hygiene.fill_text_hashes(self.conn, self.key, BATCH_ROWS)
+        memory_hygiene.fill_text_hashes(self.conn, self.key)
         indexed = self._index()
         return dict(self.counts), indexed
 
