@@ -88,6 +88,9 @@ class FamilyMirror:
         self._added: dict[str, tuple[float, npt.NDArray[np.float64]]] = {}
         # Document frequencies of loaded terms, counted over live documents until the next change.
         self._frequencies: dict[str, int] = {}
+        # The live documents' keys, sorted, as of `_sorted_generation` (neighbours are found in it).
+        self._sorted_keys = np.zeros(0, np.int64)
+        self._sorted_generation = -1
 
     @property
     def stale(self) -> bool:
@@ -252,6 +255,17 @@ class FamilyMirror:
                     self._frequencies[term] = df
             out[term] = df
         return out
+
+    def live_keys(self, alive: npt.NDArray[np.bool_] | None = None) -> npt.NDArray[np.int64]:
+        """The live documents' keys in ascending order (`alive`: as of an older generation);
+        sorted once per generation, as reads between writes share it."""
+        keys = self._keys[: self._count]
+        if alive is not None:
+            return np.sort(keys[alive])
+        if self._sorted_generation != self.generation:
+            self._sorted_keys = np.sort(keys[self._alive[: self._count]])
+            self._sorted_generation = self.generation
+        return self._sorted_keys
 
     def top(
         self,
