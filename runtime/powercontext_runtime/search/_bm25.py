@@ -106,8 +106,11 @@ def contributions(gains: npt.NDArray[np.float64], weight: float) -> npt.NDArray[
     return weight * gains
 
 
-# Documents per sampled score when looking for a floor below the limit-th score.
+# Documents per sampled score when looking for a floor below the limit-th score: at most
+# _SAMPLE_STRIDE, fewer for larger limits, so that about _FLOOR_RANK documents pass the floor
+# whatever the limit (Memory's neighbours rank 64 first: _neighbours.py).
 _SAMPLE_STRIDE = 64
+_FLOOR_RANK = 1024
 # Up to this many postings, plain Python ranks faster than numpy's per-call overhead allows.
 _SMALL_POSTINGS = 256
 _SCALE = 10.0**SCORE_DIGITS
@@ -115,10 +118,10 @@ _SCALE = 10.0**SCORE_DIGITS
 
 def _score_floor(scores: npt.NDArray[np.float64], limit: int) -> float:
     """A score no document in the top `limit` can be below, so only documents at or above it need
-    rounding and sorting. The limit-th best of every 64th score cannot exceed the limit-th best of
-    them all; 1e-9 below it leaves room for rounding (a raw score further below rounds strictly
+    rounding and sorting. The limit-th best of every stride-th score (64th, or closer for large
+    limits) cannot exceed the limit-th best of them all; 1e-9 below it leaves room for rounding (a raw score further below rounds strictly
     lower). Without enough sampled matches, every match is kept."""
-    sample = scores[::_SAMPLE_STRIDE]
+    sample = scores[:: min(_SAMPLE_STRIDE, max(1, _FLOOR_RANK // limit))]
     if sample.size <= limit:
         return float(np.nextafter(0.0, 1.0))
     kth = float(np.partition(sample, sample.size - limit)[sample.size - limit]) - 1e-9

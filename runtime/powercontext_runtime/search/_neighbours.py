@@ -28,7 +28,6 @@ NEIGHBOUR_DEPTH = 64
 # What share of the neighbour's score a hit gains (dev: 0.4 -> 0.694, 0.5 -> 0.697, 0.6 -> 0.698
 # with fewer multi-hop turns found).
 NEIGHBOUR_WEIGHT = 0.5
-_SCALE = 10.0**SCORE_DIGITS
 
 
 def ranking_depth(family: str, limit: int) -> int:
@@ -41,15 +40,20 @@ def with_neighbours(
 ) -> list[tuple[int, float]]:
     """The `limit` best of `ranked` ((key, score), best first) once each has gained its
     neighbours' share; `live_keys` are the Scope family's live document keys, sorted. Scores are
-    rounded as search rounds them; equal scores go to the larger key, as in the first ranking."""
+    rounded as search rounds them (numpy's rounding); equal scores go to the larger key."""
     if not ranked:
         return []
     keys = np.fromiter((key for key, _ in ranked), np.int64, len(ranked))
-    positions = np.searchsorted(live_keys, keys).tolist()
-    score_at = {position: score for position, (_, score) in zip(positions, ranked, strict=True)}
-    rescored = []
-    for (key, score), position in zip(ranked, positions, strict=True):
-        near = max(score_at.get(position - 1, 0.0), score_at.get(position + 1, 0.0))
-        rescored.append((-round((score + NEIGHBOUR_WEIGHT * near) * _SCALE) / _SCALE, -key))
-    rescored.sort()
-    return [(-key, -score) for score, key in rescored[:limit]]
+    scores = np.fromiter((score for _, score in ranked), np.float64, len(ranked))
+    positions = np.searchsorted(live_keys, keys)
+    order = np.argsort(positions)  # the hits in key order; adjacent positions are neighbours
+    beside = np.diff(positions[order]) == 1
+    in_order = scores[order]
+    near = np.zeros(len(order))
+    near[:-1] = np.where(beside, in_order[1:], 0.0)  # the next one
+    near[1:] = np.maximum(near[1:], np.where(beside, in_order[:-1], 0.0))  # or the one before
+    gained = np.empty(len(order))
+    gained[order] = near
+    rescored = np.round(scores + NEIGHBOUR_WEIGHT * gained, SCORE_DIGITS)
+    best = np.lexsort((-keys, -rescored))[:limit]
+    return list(zip(keys[best].tolist(), rescored[best].tolist(), strict=True))
