@@ -29,7 +29,7 @@ from powercontext_runtime.search import (
     query_terms,
 )
 from powercontext_runtime.search._bm25 import K1, SCORE_DIGITS, B
-from powercontext_runtime.search._neighbours import NEIGHBOUR_DEPTH, NEIGHBOUR_WEIGHT
+from powercontext_runtime.search._neighbours import NEIGHBOUR_WEIGHT
 from powercontext_runtime.store import memory, scopes
 from powercontext_runtime.store.backends import SqliteBackend
 from powercontext_runtime.store.sql_store import SqlStore
@@ -66,13 +66,13 @@ def reference_ranking(db: Path, scope_id: str, query: str, limit: int) -> list[s
         if score > 0:
             scored.append((float(np.round(score, SCORE_DIGITS)), key))
     scored.sort(reverse=True)
-    return [texts[key] for _, key in with_neighbours(scored[:NEIGHBOUR_DEPTH], sorted(docs))[:limit]]
+    return [texts[key] for _, key in with_neighbours(scored, sorted(docs))[:limit]]
 
 
 def with_neighbours(scored: list[tuple[float, int]], live_keys: list[int]) -> list[tuple[float, int]]:
-    """Memory's rescoring, written out: each of the best hits gains NEIGHBOUR_WEIGHT times the
-    score of the better of the live heads just before and after it in key order, if that one is
-    among the best hits too."""
+    """Memory's rescoring, written out: each matching document gains NEIGHBOUR_WEIGHT times the
+    score of the better of the live heads just before and after it in key order (0 for one that
+    does not match)."""
     best = {key: score for score, key in scored}
     rescored = []
     for score, key in scored:

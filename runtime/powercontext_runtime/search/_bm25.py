@@ -25,6 +25,7 @@ from typing import cast
 import numpy as np
 import numpy.typing as npt
 
+from ._neighbours import NEIGHBOUR_WEIGHT, Neighbours
 from ._tokens import SearchQuery, index_tokens
 
 # Okapi BM25; idf is Lucene's form, positive even for very common terms. k1 = 0.9 and b = 0.4 (the
@@ -74,12 +75,13 @@ def term_weights(
 
 @dataclass(frozen=True, slots=True)
 class Documents:
-    """A family's documents by slot: their keys, lengths, and whether each is still a head (None:
-    all are)."""
+    """A family's documents by slot: their keys, lengths, whether each is still a head (None:
+    all are), and, where hits gain their neighbours' scores, each one's neighbours."""
 
     keys: npt.NDArray[np.int64]
     lengths: npt.NDArray[np.float64]
     alive: npt.NDArray[np.bool_] | None
+    neighbours: Neighbours | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,25 +108,22 @@ def contributions(gains: npt.NDArray[np.float64], weight: float) -> npt.NDArray[
     return weight * gains
 
 
-# Documents per sampled score when looking for a floor below the limit-th score: at most
-# _SAMPLE_STRIDE, fewer for larger limits, so that about _FLOOR_RANK documents pass the floor
-# whatever the limit (Memory's neighbours rank 64 first: _neighbours.py).
+# Documents per sampled score when looking for a floor below the limit-th score.
 _SAMPLE_STRIDE = 64
-_FLOOR_RANK = 1024
 # Up to this many postings, plain Python ranks faster than numpy's per-call overhead allows.
 _SMALL_POSTINGS = 256
 _SCALE = 10.0**SCORE_DIGITS
 
 
-def _score_floor(scores: npt.NDArray[np.float64], limit: int) -> float:
+def _score_floor(scores: npt.NDArray[np.float64], limit: int, margin: float = 1e-9) -> float:
     """A score no document in the top `limit` can be below, so only documents at or above it need
-    rounding and sorting. The limit-th best of every stride-th score (64th, or closer for large
-    limits) cannot exceed the limit-th best of them all; 1e-9 below it leaves room for rounding (a raw score further below rounds strictly
+    rounding and sorting. The limit-th best of every 64th score cannot exceed the limit-th best of
+    them all; 1e-9 below it leaves room for rounding (a raw score further below rounds strictly
     lower). Without enough sampled matches, every match is kept."""
-    sample = scores[:: min(_SAMPLE_STRIDE, max(1, _FLOOR_RANK // limit))]
+    sample = scores[::_SAMPLE_STRIDE]
     if sample.size <= limit:
         return float(np.nextafter(0.0, 1.0))
-    kth = float(np.partition(sample, sample.size - limit)[sample.size - limit]) - 1e-9
+    kth = float(np.partition(sample, sample.size - limit)[sample.size - limit]) - margin
     return kth if kth > 0.0 else float(np.nextafter(0.0, 1.0))
 
 
@@ -148,18 +147,23 @@ def scored_documents(
     if sum(len(postings.slots) for postings, _ in weighted) <= _SMALL_POSTINGS:
         return _top_few(documents, weighted, limit)
     # With weights, bincount sums float64 (its stubs only know the integer form).
-    scores = cast(
+    # One slot more than documents, always 0: a missing neighbour (slot -1) reads it.
+    padded = cast(
         "npt.NDArray[np.float64]",
         np.bincount(
             np.concatenate([postings.slots for postings, _ in weighted]),
             weights=np.concatenate([added for _, added in weighted]),
-            minlength=count,
+            minlength=count + 1,
         ),
     )
+    scores = padded[:count]
     if documents.alive is not None:
         scores *= documents.alive  # removed documents score 0 and drop out below
-    matched = np.flatnonzero(scores >= _score_floor(scores, limit))
-    rounded = np.round(scores[matched], SCORE_DIGITS)
+    if documents.neighbours is None:
+        matched = np.flatnonzero(scores >= _score_floor(scores, limit))
+        rounded = np.round(scores[matched], SCORE_DIGITS)
+    else:
+        matched, rounded = _with_neighbours(padded, documents.neighbours, limit)
     positive = rounded > 0.0
     if not positive.all():
         matched, rounded = matched[positive], rounded[positive]
@@ -171,6 +175,31 @@ def scored_documents(
     keys = documents.keys[matched]
     order = np.lexsort((-keys, -rounded))[:limit]
     return list(zip(keys[order].tolist(), rounded[order].tolist(), strict=True))
+
+
+# How far a hit's unrounded score plus its neighbour's share can lie from the rounded one the
+# order compares: half a unit of the last digit for its own score's rounding, a quarter for the
+# neighbour's, a half for the sum's; the floor leaves twice that, so no top hit falls below it.
+_NEIGHBOUR_MARGIN = 3e-9
+
+
+def _with_neighbours(
+    padded: npt.NDArray[np.float64], neighbours: Neighbours, limit: int
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]:
+    """The slots that can rank among the `limit` best once every matching document has gained
+    `NEIGHBOUR_WEIGHT` times its better neighbour's rounded score, and those rescored scores
+    (0 for a document whose own rounded score is 0: it does not match). `padded` holds each
+    slot's score and a final 0 that slot -1 reads. Gathers over the matching documents only."""
+    before, after = neighbours
+    hits = np.flatnonzero(padded)
+    near = np.maximum(padded[before[hits]], padded[after[hits]])
+    rough = padded[hits] + NEIGHBOUR_WEIGHT * near
+    kept = rough >= _score_floor(rough, limit, _NEIGHBOUR_MARGIN)
+    hits, near = hits[kept], near[kept]
+    own = np.round(padded[hits], SCORE_DIGITS)
+    # Rounding keeps order, so the rounded better neighbour is the better rounded neighbour.
+    rescored = np.round(own + NEIGHBOUR_WEIGHT * np.round(near, SCORE_DIGITS), SCORE_DIGITS)
+    return hits, np.where(own > 0.0, rescored, 0.0)
 
 
 def _top_few(
@@ -185,11 +214,18 @@ def _top_few(
         for slot, value in zip(postings.slots.tolist(), added.tolist(), strict=True):
             scores[slot] = scores.get(slot, 0.0) + value
     alive = documents.alive
+    rounded_of = {slot: round(score * _SCALE) / _SCALE for slot, score in scores.items()}
+    if alive is not None:
+        rounded_of = {slot: score for slot, score in rounded_of.items() if alive[slot]}
     keys = documents.keys
+    neighbours = documents.neighbours
     ranked = []
-    for slot, score in scores.items():
-        rounded = round(score * _SCALE) / _SCALE
-        if rounded > 0.0 and (alive is None or alive[slot]):
-            ranked.append((-rounded, -int(keys[slot])))
+    for slot, rounded in rounded_of.items():
+        if rounded <= 0.0:
+            continue
+        if neighbours is not None:
+            near = max(rounded_of.get(int(side[slot]), 0.0) for side in neighbours)
+            rounded = round((rounded + NEIGHBOUR_WEIGHT * near) * _SCALE) / _SCALE
+        ranked.append((-rounded, -int(keys[slot])))
     ranked.sort()
     return [(-key, -score) for score, key in ranked[:limit]]

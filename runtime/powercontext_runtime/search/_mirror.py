@@ -29,6 +29,7 @@ import numpy.typing as npt
 
 from ._bm25 import Documents, TermPostings, contributions, length_norms, scored_documents, term_gains
 from ._log import LoggedWrite
+from ._neighbours import Neighbours, neighbour_slots
 
 # About 16 bytes a posting (slot, term frequency, cached contribution): 32M postings is some
 # 512 MiB of arrays before eviction starts.
@@ -88,9 +89,9 @@ class FamilyMirror:
         self._added: dict[str, tuple[float, npt.NDArray[np.float64]]] = {}
         # Document frequencies of loaded terms, counted over live documents until the next change.
         self._frequencies: dict[str, int] = {}
-        # The live documents' keys, sorted, as of `_sorted_generation` (neighbours are found in it).
-        self._sorted_keys = np.zeros(0, np.int64)
-        self._sorted_generation = -1
+        # Each slot's neighbours among the live documents, as of `_neighbours_generation`.
+        self._neighbours: Neighbours | None = None
+        self._neighbours_generation = -1
 
     @property
     def stale(self) -> bool:
@@ -256,16 +257,16 @@ class FamilyMirror:
             out[term] = df
         return out
 
-    def live_keys(self, alive: npt.NDArray[np.bool_] | None = None) -> npt.NDArray[np.int64]:
-        """The live documents' keys in ascending order (`alive`: as of an older generation);
-        sorted once per generation, as reads between writes share it."""
+    def neighbours(self, alive: npt.NDArray[np.bool_] | None = None) -> Neighbours:
+        """Each slot's neighbours in key order among the live documents (`alive`: as of an older
+        generation); found once per generation, as reads between writes share them."""
         keys = self._keys[: self._count]
         if alive is not None:
-            return np.sort(keys[alive])
-        if self._sorted_generation != self.generation:
-            self._sorted_keys = np.sort(keys[self._alive[: self._count]])
-            self._sorted_generation = self.generation
-        return self._sorted_keys
+            return neighbour_slots(keys, alive)
+        if self._neighbours is None or self._neighbours_generation != self.generation:
+            self._neighbours = neighbour_slots(keys, self._alive[: self._count])
+            self._neighbours_generation = self.generation
+        return self._neighbours
 
     def top(
         self,
@@ -274,8 +275,10 @@ class FamilyMirror:
         limit: int,
         borrowed: Mapping[str, TermPostings],
         alive: npt.NDArray[np.bool_] | None = None,
+        with_neighbours: bool = False,
     ) -> list[tuple[int, float]]:
-        """The best `limit` documents' keys with their scores; `alive` ranks as of an older generation."""
+        """The best `limit` documents' keys with their scores; `alive` ranks as of an older
+        generation; `with_neighbours`: each hit gains a share of its neighbours' (_neighbours.py)."""
         count = self._count
         if count == 0 or average_length <= 0.0:
             return []
@@ -294,9 +297,10 @@ class FamilyMirror:
                 if term not in borrowed:
                     self._added[term] = (weight, added)
             weighted.append((postings, added))
+        neighbours = self.neighbours(alive) if with_neighbours else None
         if alive is None and self._dead:
             alive = self._alive[:count]
-        documents = Documents(self._keys[:count], self._lengths[:count], alive)
+        documents = Documents(self._keys[:count], self._lengths[:count], alive, neighbours)
         return scored_documents(documents, weighted, limit)
 
 

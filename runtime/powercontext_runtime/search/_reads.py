@@ -13,7 +13,7 @@ from . import _log
 from ._bm25 import TermPostings, term_weights
 from ._conn import Conn, marks
 from ._mirror import FamilyMirror, SearchMirror
-from ._neighbours import NEIGHBOUR_FAMILIES, ranking_depth, with_neighbours
+from ._neighbours import NEIGHBOUR_FAMILIES
 from ._postings import single_tf, unpack_postings
 
 
@@ -88,12 +88,9 @@ def ranked(
                 else:
                     borrowed[term] = postings
         weights = term_weights(terms, family_mirror.frequencies(terms, borrowed, alive), documents)
-        hits = family_mirror.top(
-            weights, total_length / documents, ranking_depth(family, limit), borrowed, alive
+        found[scope_key] = family_mirror.top(
+            weights, total_length / documents, limit, borrowed, alive, family in NEIGHBOUR_FAMILIES
         )
-        if family in NEIGHBOUR_FAMILIES:
-            hits = with_neighbours(hits, family_mirror.live_keys(alive), limit)
-        found[scope_key] = hits
         family_mirror.forget_rare()  # only a mirror that just ranked can have taken new rare terms
     mirror.evict()
     return found
