@@ -326,3 +326,19 @@ def test_a_key_that_comes_back_after_an_erasure_is_a_new_document(tmp_path: Path
             assert texts(store, query) == reference_ranking(db, "s:1", query, 5), query
     reader.close()
     writer.close()
+
+
+@pytest.mark.parametrize("strong", [70, 300])  # 70: plain Python's few postings; 300: numpy's path
+def test_a_hit_far_below_the_first_ranks_rises_beside_a_strong_one(tmp_path: Path, strong: int) -> None:
+    """The rule holds at any depth: an entry BM25 alone ranks last, below `strong` better ones,
+    comes second beside the best of them (more than 64 first hits, the old cut, stand above it)."""
+    db = tmp_path / "db.sqlite3"
+    store = SqlStore(SqliteBackend(str(db)))
+    store.run(scopes.create_scope, Scope("s:1", "", "", (), 1))
+    entries = [("violin violin monday", "fact"), ("lovely weather", "fact")] * (strong - 1)
+    entries += [("violin violin tuesday", "fact"), ("violin played", "fact"), ("lovely weather", "fact")]
+    store.run(memory.remember_batch, "s:1", entries, None)
+    expected = reference_ranking(db, "s:1", "violin", 3)
+    assert expected == ["violin violin tuesday", "violin played", "violin violin monday"]
+    assert texts(store, "violin", 3) == expected
+    store.close()
