@@ -25,7 +25,7 @@ from typing import cast
 import numpy as np
 import numpy.typing as npt
 
-from ._neighbours import NEIGHBOUR_WEIGHT, Neighbours
+from ._neighbours import NEIGHBOUR_WEIGHT, KeyOrder
 from ._tokens import SearchQuery, index_tokens
 
 # Okapi BM25; idf is Lucene's form, positive even for very common terms. k1 = 0.9 and b = 0.4 (the
@@ -76,12 +76,12 @@ def term_weights(
 @dataclass(frozen=True, slots=True)
 class Documents:
     """A family's documents by slot: their keys, lengths, whether each is still a head (None:
-    all are), and, where hits gain their neighbours' scores, each one's neighbours."""
+    all are), and, where hits gain their neighbours' scores, the live slots' key order."""
 
     keys: npt.NDArray[np.int64]
     lengths: npt.NDArray[np.float64]
     alive: npt.NDArray[np.bool_] | None
-    neighbours: Neighbours | None = None
+    key_order: KeyOrder | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,12 +115,17 @@ _SMALL_POSTINGS = 256
 _SCALE = 10.0**SCORE_DIGITS
 
 
-def _score_floor(scores: npt.NDArray[np.float64], limit: int, margin: float = 1e-9) -> float:
+def _score_floor(scores: npt.NDArray[np.float64], limit: int) -> float:
     """A score no document in the top `limit` can be below, so only documents at or above it need
     rounding and sorting. The limit-th best of every 64th score cannot exceed the limit-th best of
     them all; 1e-9 below it leaves room for rounding (a raw score further below rounds strictly
     lower). Without enough sampled matches, every match is kept."""
-    sample = scores[::_SAMPLE_STRIDE]
+    return _sample_floor(scores[::_SAMPLE_STRIDE], limit, 1e-9)
+
+
+def _sample_floor(sample: npt.NDArray[np.float64], limit: int, margin: float) -> float:
+    """`margin` below the limit-th best of `sample` (scores of candidates), or the least positive
+    float when it holds too few."""
     if sample.size <= limit:
         return float(np.nextafter(0.0, 1.0))
     kth = float(np.partition(sample, sample.size - limit)[sample.size - limit]) - margin
@@ -147,23 +152,21 @@ def scored_documents(
     if sum(len(postings.slots) for postings, _ in weighted) <= _SMALL_POSTINGS:
         return _top_few(documents, weighted, limit)
     # With weights, bincount sums float64 (its stubs only know the integer form).
-    # One slot more than documents, always 0: a missing neighbour (slot -1) reads it.
-    padded = cast(
+    scores = cast(
         "npt.NDArray[np.float64]",
         np.bincount(
             np.concatenate([postings.slots for postings, _ in weighted]),
             weights=np.concatenate([added for _, added in weighted]),
-            minlength=count + 1,
+            minlength=count,
         ),
     )
-    scores = padded[:count]
     if documents.alive is not None:
         scores *= documents.alive  # removed documents score 0 and drop out below
-    if documents.neighbours is None:
+    if documents.key_order is None:
         matched = np.flatnonzero(scores >= _score_floor(scores, limit))
         rounded = np.round(scores[matched], SCORE_DIGITS)
     else:
-        matched, rounded = _with_neighbours(padded, documents.neighbours, limit)
+        matched, rounded = _with_neighbours(scores, documents.key_order, limit)
     positive = rounded > 0.0
     if not positive.all():
         matched, rounded = matched[positive], rounded[positive]
@@ -184,22 +187,30 @@ _NEIGHBOUR_MARGIN = 3e-9
 
 
 def _with_neighbours(
-    padded: npt.NDArray[np.float64], neighbours: Neighbours, limit: int
+    scores: npt.NDArray[np.float64], order: KeyOrder, limit: int
 ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]:
     """The slots that can rank among the `limit` best once every matching document has gained
-    `NEIGHBOUR_WEIGHT` times its better neighbour's rounded score, and those rescored scores
-    (0 for a document whose own rounded score is 0: it does not match). `padded` holds each
-    slot's score and a final 0 that slot -1 reads. Gathers over the matching documents only."""
-    before, after = neighbours
-    hits = np.flatnonzero(padded)
-    near = np.maximum(padded[before[hits]], padded[after[hits]])
-    rough = padded[hits] + NEIGHBOUR_WEIGHT * near
-    kept = rough >= _score_floor(rough, limit, _NEIGHBOUR_MARGIN)
-    hits, near = hits[kept], near[kept]
-    own = np.round(padded[hits], SCORE_DIGITS)
+    `NEIGHBOUR_WEIGHT` times its better neighbour's rounded score, and those rescored scores.
+    Whole-array steps over the scores in key order; exact rounding only past the floor."""
+    if order.slots is None:
+        line = np.concatenate(([0.0], scores, [0.0]))
+    else:
+        line = np.zeros(len(order.slots) + 2)
+        np.take(scores, order.slots, out=line[1:-1])
+    own = line[1:-1]  # between two zeros: the first and last documents lack one neighbour
+    rough = np.maximum(line[:-2], line[2:])
+    rough *= NEIGHBOUR_WEIGHT
+    rough += own
+    # The floor comes from matching documents only: one that does not match cannot rank.
+    sample = rough[::_SAMPLE_STRIDE][own[::_SAMPLE_STRIDE] > 0.0]
+    at = np.flatnonzero(rough >= _sample_floor(sample, limit, _NEIGHBOUR_MARGIN))
+    at = at[own[at] > 0.0]
+    mine = np.round(own[at], SCORE_DIGITS)
     # Rounding keeps order, so the rounded better neighbour is the better rounded neighbour.
-    rescored = np.round(own + NEIGHBOUR_WEIGHT * np.round(near, SCORE_DIGITS), SCORE_DIGITS)
-    return hits, np.where(own > 0.0, rescored, 0.0)
+    near = np.round(np.maximum(line[at], line[at + 2]), SCORE_DIGITS)
+    rescored = np.round(mine + NEIGHBOUR_WEIGHT * near, SCORE_DIGITS)
+    slots = at if order.slots is None else order.slots[at]
+    return slots, np.where(mine > 0.0, rescored, 0.0)
 
 
 def _top_few(
@@ -218,13 +229,13 @@ def _top_few(
     if alive is not None:
         rounded_of = {slot: score for slot, score in rounded_of.items() if alive[slot]}
     keys = documents.keys
-    neighbours = documents.neighbours
+    order = documents.key_order
     ranked = []
     for slot, rounded in rounded_of.items():
         if rounded <= 0.0:
             continue
-        if neighbours is not None:
-            near = max(rounded_of.get(int(side[slot]), 0.0) for side in neighbours)
+        if order is not None:
+            near = max(rounded_of.get(side, 0.0) for side in order.beside(slot))
             rounded = round((rounded + NEIGHBOUR_WEIGHT * near) * _SCALE) / _SCALE
         ranked.append((-rounded, -int(keys[slot])))
     ranked.sort()

@@ -29,7 +29,7 @@ import numpy.typing as npt
 
 from ._bm25 import Documents, TermPostings, contributions, length_norms, scored_documents, term_gains
 from ._log import LoggedWrite
-from ._neighbours import Neighbours, neighbour_slots
+from ._neighbours import KeyOrder, key_order
 
 # About 16 bytes a posting (slot, term frequency, cached contribution): 32M postings is some
 # 512 MiB of arrays before eviction starts.
@@ -89,9 +89,9 @@ class FamilyMirror:
         self._added: dict[str, tuple[float, npt.NDArray[np.float64]]] = {}
         # Document frequencies of loaded terms, counted over live documents until the next change.
         self._frequencies: dict[str, int] = {}
-        # Each slot's neighbours among the live documents, as of `_neighbours_generation`.
-        self._neighbours: Neighbours | None = None
-        self._neighbours_generation = -1
+        # The live slots in key order (neighbours are found in it), as of `_order_generation`.
+        self._order: KeyOrder | None = None
+        self._order_generation = -1
 
     @property
     def stale(self) -> bool:
@@ -257,16 +257,16 @@ class FamilyMirror:
             out[term] = df
         return out
 
-    def neighbours(self, alive: npt.NDArray[np.bool_] | None = None) -> Neighbours:
-        """Each slot's neighbours in key order among the live documents (`alive`: as of an older
-        generation); found once per generation, as reads between writes share them."""
+    def key_order(self, alive: npt.NDArray[np.bool_] | None = None) -> KeyOrder:
+        """The live slots in key order (`alive`: as of an older generation); found once per
+        generation, as reads between writes share it."""
         keys = self._keys[: self._count]
         if alive is not None:
-            return neighbour_slots(keys, alive)
-        if self._neighbours is None or self._neighbours_generation != self.generation:
-            self._neighbours = neighbour_slots(keys, self._alive[: self._count])
-            self._neighbours_generation = self.generation
-        return self._neighbours
+            return key_order(keys, alive)
+        if self._order is None or self._order_generation != self.generation:
+            self._order = key_order(keys, self._alive[: self._count])
+            self._order_generation = self.generation
+        return self._order
 
     def top(
         self,
@@ -297,10 +297,10 @@ class FamilyMirror:
                 if term not in borrowed:
                     self._added[term] = (weight, added)
             weighted.append((postings, added))
-        neighbours = self.neighbours(alive) if with_neighbours else None
+        order = self.key_order(alive) if with_neighbours else None
         if alive is None and self._dead:
             alive = self._alive[:count]
-        documents = Documents(self._keys[:count], self._lengths[:count], alive, neighbours)
+        documents = Documents(self._keys[:count], self._lengths[:count], alive, order)
         return scored_documents(documents, weighted, limit)
 
 

@@ -13,6 +13,8 @@ conversations (docs/evaluation.md): question-level evidence recall of Memory onl
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import numpy.typing as npt
 
@@ -23,17 +25,33 @@ NEIGHBOUR_FAMILIES = frozenset({"memory"})
 # with fewer multi-hop turns found).
 NEIGHBOUR_WEIGHT = 0.5
 
-# Per document slot, the slot of the live document before it and after it in key order (-1: none).
-Neighbours = tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]
+
+@dataclass(frozen=True, slots=True)
+class KeyOrder:
+    """A family's live slots in key order, so each one's neighbours are the slots beside it there.
+    `slots` None: all `count` slots are live and their keys ascend with them (the usual case:
+    documents are appended in key order), so scores need no reordering; `positions` is each
+    slot's place in `slots` (-1: dead)."""
+
+    count: int
+    slots: npt.NDArray[np.intp] | None = None
+    positions: npt.NDArray[np.intp] | None = None
+
+    def beside(self, slot: int) -> tuple[int, int]:
+        """The slots before and after `slot` in key order (-1: none)."""
+        if self.slots is None or self.positions is None:
+            return slot - 1, slot + 1 if slot + 1 < self.count else -1
+        at = int(self.positions[slot])
+        after = int(self.slots[at + 1]) if at + 1 < len(self.slots) else -1
+        return int(self.slots[at - 1]) if at > 0 else -1, after
 
 
-def neighbour_slots(keys: npt.NDArray[np.int64], alive: npt.NDArray[np.bool_]) -> Neighbours:
-    """Each live slot's neighbours in key order among the live slots; dead slots get -1 (they
-    never score, so nothing reads theirs)."""
+def key_order(keys: npt.NDArray[np.int64], alive: npt.NDArray[np.bool_]) -> KeyOrder:
+    """The live slots of `keys` in key order (found once per generation by the mirror)."""
     live = np.flatnonzero(alive)
-    order = live[np.argsort(keys[live], kind="stable")]
-    before = np.full(len(keys), -1, np.intp)
-    after = np.full(len(keys), -1, np.intp)
-    before[order[1:]] = order[:-1]
-    after[order[:-1]] = order[1:]
-    return before, after
+    if live.size == len(keys) and bool((keys[1:] > keys[:-1]).all()):
+        return KeyOrder(len(keys))
+    slots = live[np.argsort(keys[live], kind="stable")]
+    positions = np.full(len(keys), -1, np.intp)
+    positions[slots] = np.arange(slots.size)
+    return KeyOrder(len(keys), slots, positions)
