@@ -195,14 +195,9 @@ def _with_neighbours(
     """The slots that can rank among the `limit` best once every matching document has gained
     `NEIGHBOUR_WEIGHT` times its better neighbour's rounded score, and those rescored scores.
     Whole-array steps over the scores in key order; exact rounding only past the floor."""
-    if order.slots is None:
-        line = np.concatenate(([0.0], scores, [0.0]))
-    else:
-        line = np.zeros(len(order.slots) + 2)
-        np.take(scores, order.slots, out=line[1:-1])
-    own = line[1:-1]  # between two zeros: the first and last documents lack one neighbour
-    rough = np.maximum(line[:-2], line[2:])
-    rough *= NEIGHBOUR_WEIGHT
+    own = scores if order.slots is None else scores.take(order.slots)
+    nearest = _better_neighbour(own)
+    rough = nearest * NEIGHBOUR_WEIGHT
     rough += own
     # The floor comes from matching documents only: one that does not match cannot rank.
     sample = rough[::_NEIGHBOUR_STRIDE][own[::_NEIGHBOUR_STRIDE] > 0.0]
@@ -210,10 +205,18 @@ def _with_neighbours(
     at = at[own[at] > 0.0]
     mine = _rounded(own[at])
     # Rounding keeps order, so the rounded better neighbour is the better rounded neighbour.
-    near = _rounded(np.maximum(line[at], line[at + 2]))
-    rescored = _rounded(mine + NEIGHBOUR_WEIGHT * near)
+    rescored = _rounded(mine + NEIGHBOUR_WEIGHT * _rounded(nearest[at]))
     slots = at if order.slots is None else order.slots[at]
     return slots, np.where(mine > 0.0, rescored, 0.0)
+
+
+def _better_neighbour(line: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """For each score in `line`, the larger of those beside it (0 beyond either end)."""
+    nearest = np.zeros_like(line)
+    if len(line) > 1:
+        np.maximum(line[:-2], line[2:], out=nearest[1:-1])
+        nearest[0], nearest[-1] = line[1], line[-2]
+    return nearest
 
 
 def _rounded(values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
