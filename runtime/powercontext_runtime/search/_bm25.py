@@ -202,12 +202,13 @@ def _with_neighbours(
     # The floor comes from matching documents only: one that does not match cannot rank.
     sample = rough[::_NEIGHBOUR_STRIDE][own[::_NEIGHBOUR_STRIDE] > 0.0]
     at = np.flatnonzero(rough >= _sample_floor(sample, limit, _NEIGHBOUR_MARGIN))
-    at = at[own[at] > 0.0]
+    # Only a document whose own score rounds above 0 matches (numpy rounds x * 10**9 = 0.5 to 0).
+    at = at[own[at] * _SCALE > 0.5]
     mine = _rounded(own[at])
     # Rounding keeps order, so the rounded better neighbour is the better rounded neighbour.
     rescored = _rounded(mine + NEIGHBOUR_WEIGHT * _rounded(nearest[at]))
     slots = at if order.slots is None else order.slots[at]
-    return slots, np.where(mine > 0.0, rescored, 0.0)
+    return slots, rescored
 
 
 def _better_neighbour(line: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
