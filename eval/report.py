@@ -126,17 +126,23 @@ def _categories(index: Index) -> list[str]:
         "",
         "### By question category (Memory only, limit 8, 8000 bytes)",
         "",
-        "| category | questions | gold turns | recall (all) | recall (test) | all evidence (all) |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "Recall counts gold turns (each once); question recall is the mean share of its gold turns",
+        "a question gets, the LoCoMo paper's retrieval metric.",
+        "",
+        "| category | questions | gold turns | recall (all) | recall (test) | question recall (dev) "
+        "| question recall (test) | all evidence (all) |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
-    for category, name in CATEGORIES.items():
+    for category, name in {None: "all", **CATEGORIES}.items():
         overall = index.get(("memory-8", 8000, "all", category))
         if overall is None:
             continue
+        dev = index.get(("memory-8", 8000, "dev", category))
         test = index.get(("memory-8", 8000, "test", category))
+        label = name if category is None else f"{category} ({name})"
         lines.append(
-            f"| {category} ({name}) | {overall['questions']} | {overall['gold_turns']} | {overall['evidence_recall']:.3f} "
-            f"| {_recall(test)} | {overall['all_evidence']:.3f} |"
+            f"| {label} | {overall['questions']} | {overall['gold_turns']} | {overall['evidence_recall']:.3f} "
+            f"| {_recall(test)} | {_question_recall(dev)} | {_question_recall(test)} | {overall['all_evidence']:.3f} |"
         )
     return lines
 
@@ -219,6 +225,10 @@ def span(indices: Sequence[int]) -> str:
 
 def _recall(row: dict[str, Any] | None) -> str:
     return "–" if row is None else f"{row['evidence_recall']:.3f}"
+
+
+def _question_recall(row: dict[str, Any] | None) -> str:
+    return "–" if row is None else f"{row['question_recall']:.3f}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -468,7 +468,7 @@ class MemoryHit(BaseModel):
     score: Annotated[
         StrictFloat | MISSING,
         Field(
-            description="The hit's BM25 relevance to the query among this Scope's Memory entries, rounded to 9 decimal places; higher is better. Hits come in descending score, equal scores newest first. Compare scores within one answer only: they depend on the query and on what the Scope holds. This server always sends it; it is optional so that clients also read servers from before it.",
+            description="The hit's BM25 relevance to the query among this Scope's Memory entries, plus half that of its better-scoring neighbour (the live entry written just before or after it in the Scope) when the neighbour matches the query too, rounded to 9 decimal places; higher is better. Hits come in descending score, equal scores newest first. Compare scores within one answer only: they depend on the query and on what the Scope holds. This server always sends it; it is optional so that clients also read servers from before it.",
             ge=0.0,
         ),
     ] = MISSING

@@ -2,7 +2,8 @@
 writes, other store instances, a pruned log or eviction interleave with queries.
 
 Rule: search order is the shared index's (search/_bm25.py): BM25 with Lucene idf, scores rounded to
-9 digits, ties to the newer document; the mirror is a cache, so it must never change an answer.
+9 digits, ties to the newer document, and a Memory hit gains a share of its neighbour's score
+(search/_neighbours.py); the mirror is a cache, so it must never change an answer.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from powercontext_runtime.search import (
     query_terms,
 )
 from powercontext_runtime.search._bm25 import K1, SCORE_DIGITS, B
+from powercontext_runtime.search._neighbours import NEIGHBOUR_WEIGHT
 from powercontext_runtime.store import memory, scopes
 from powercontext_runtime.store.backends import SqliteBackend
 from powercontext_runtime.store.sql_store import SqlStore
@@ -64,7 +66,21 @@ def reference_ranking(db: Path, scope_id: str, query: str, limit: int) -> list[s
         if score > 0:
             scored.append((float(np.round(score, SCORE_DIGITS)), key))
     scored.sort(reverse=True)
-    return [texts[key] for _, key in scored[:limit]]
+    return [texts[key] for _, key in with_neighbours(scored, sorted(docs))[:limit]]
+
+
+def with_neighbours(scored: list[tuple[float, int]], live_keys: list[int]) -> list[tuple[float, int]]:
+    """Memory's rescoring, written out: each matching document gains NEIGHBOUR_WEIGHT times the
+    score of the better of the live heads just before and after it in key order (0 for one that
+    does not match)."""
+    best = {key: score for score, key in scored}
+    rescored = []
+    for score, key in scored:
+        at = live_keys.index(key)
+        near = [live_keys[i] for i in (at - 1, at + 1) if 0 <= i < len(live_keys)]
+        gain = max((best.get(other, 0.0) for other in near), default=0.0)
+        rescored.append((float(np.round(score + NEIGHBOUR_WEIGHT * gain, SCORE_DIGITS)), key))
+    return sorted(rescored, reverse=True)
 
 
 def texts(store: SqlStore, query: str, limit: int = 5) -> list[str]:
@@ -310,3 +326,19 @@ def test_a_key_that_comes_back_after_an_erasure_is_a_new_document(tmp_path: Path
             assert texts(store, query) == reference_ranking(db, "s:1", query, 5), query
     reader.close()
     writer.close()
+
+
+@pytest.mark.parametrize("strong", [70, 300])  # 70: plain Python's few postings; 300: numpy's path
+def test_a_hit_far_below_the_first_ranks_rises_beside_a_strong_one(tmp_path: Path, strong: int) -> None:
+    """The rule holds at any depth: an entry BM25 alone ranks last, below `strong` better ones,
+    comes second beside the best of them (more than 64 first hits, the old cut, stand above it)."""
+    db = tmp_path / "db.sqlite3"
+    store = SqlStore(SqliteBackend(str(db)))
+    store.run(scopes.create_scope, Scope("s:1", "", "", (), 1))
+    entries = [("violin violin monday", "fact"), ("lovely weather", "fact")] * (strong - 1)
+    entries += [("violin violin tuesday", "fact"), ("violin played", "fact"), ("lovely weather", "fact")]
+    store.run(memory.remember_batch, "s:1", entries, None)
+    expected = reference_ranking(db, "s:1", "violin", 3)
+    assert expected == ["violin violin tuesday", "violin played", "violin violin monday"]
+    assert texts(store, "violin", 3) == expected
+    store.close()

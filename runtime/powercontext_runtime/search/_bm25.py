@@ -25,6 +25,7 @@ from typing import cast
 import numpy as np
 import numpy.typing as npt
 
+from ._neighbours import NEIGHBOUR_WEIGHT, KeyOrder
 from ._tokens import SearchQuery, index_tokens
 
 # Okapi BM25; idf is Lucene's form, positive even for very common terms. k1 = 0.9 and b = 0.4 (the
@@ -74,12 +75,13 @@ def term_weights(
 
 @dataclass(frozen=True, slots=True)
 class Documents:
-    """A family's documents by slot: their keys, lengths, and whether each is still a head (None:
-    all are)."""
+    """A family's documents by slot: their keys, lengths, whether each is still a head (None:
+    all are), and, where hits gain their neighbours' scores, the live slots' key order."""
 
     keys: npt.NDArray[np.int64]
     lengths: npt.NDArray[np.float64]
     alive: npt.NDArray[np.bool_] | None
+    key_order: KeyOrder | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,10 +120,15 @@ def _score_floor(scores: npt.NDArray[np.float64], limit: int) -> float:
     rounding and sorting. The limit-th best of every 64th score cannot exceed the limit-th best of
     them all; 1e-9 below it leaves room for rounding (a raw score further below rounds strictly
     lower). Without enough sampled matches, every match is kept."""
-    sample = scores[::_SAMPLE_STRIDE]
+    return _sample_floor(scores[::_SAMPLE_STRIDE], limit, 1e-9)
+
+
+def _sample_floor(sample: npt.NDArray[np.float64], limit: int, margin: float) -> float:
+    """`margin` below the limit-th best of `sample` (scores of candidates), or the least positive
+    float when it holds too few."""
     if sample.size <= limit:
         return float(np.nextafter(0.0, 1.0))
-    kth = float(np.partition(sample, sample.size - limit)[sample.size - limit]) - 1e-9
+    kth = float(np.partition(sample, sample.size - limit)[sample.size - limit]) - margin
     return kth if kth > 0.0 else float(np.nextafter(0.0, 1.0))
 
 
@@ -155,8 +162,11 @@ def scored_documents(
     )
     if documents.alive is not None:
         scores *= documents.alive  # removed documents score 0 and drop out below
-    matched = np.flatnonzero(scores >= _score_floor(scores, limit))
-    rounded = np.round(scores[matched], SCORE_DIGITS)
+    if documents.key_order is None:
+        matched = np.flatnonzero(scores >= _score_floor(scores, limit))
+        rounded = np.round(scores[matched], SCORE_DIGITS)
+    else:
+        matched, rounded = _with_neighbours(scores, documents.key_order, limit)
     positive = rounded > 0.0
     if not positive.all():
         matched, rounded = matched[positive], rounded[positive]
@@ -168,6 +178,55 @@ def scored_documents(
     keys = documents.keys[matched]
     order = np.lexsort((-keys, -rounded))[:limit]
     return list(zip(keys[order].tolist(), rounded[order].tolist(), strict=True))
+
+
+# How far a hit's unrounded score plus its neighbour's share can lie from the rounded one the
+# order compares: half a unit of the last digit for its own score's rounding, a quarter for the
+# neighbour's, a half for the sum's; the floor leaves twice that, so no top hit falls below it.
+_NEIGHBOUR_MARGIN = 3e-9
+# The rescored floor samples every 16th document: only matching ones count, and rounding the
+# fewer documents past a closer floor saves more than the denser sample costs.
+_NEIGHBOUR_STRIDE = 16
+
+
+def _with_neighbours(
+    scores: npt.NDArray[np.float64], order: KeyOrder, limit: int
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]:
+    """The slots that can rank among the `limit` best once every matching document has gained
+    `NEIGHBOUR_WEIGHT` times its better neighbour's rounded score, and those rescored scores.
+    Whole-array steps over the scores in key order; exact rounding only past the floor."""
+    own = scores if order.slots is None else scores.take(order.slots)
+    nearest = _better_neighbour(own)
+    rough = nearest * NEIGHBOUR_WEIGHT
+    rough += own
+    # The floor comes from matching documents only: one that does not match cannot rank.
+    sample = rough[::_NEIGHBOUR_STRIDE][own[::_NEIGHBOUR_STRIDE] > 0.0]
+    at = np.flatnonzero(rough >= _sample_floor(sample, limit, _NEIGHBOUR_MARGIN))
+    # Only a document whose own score rounds above 0 matches (numpy rounds x * 10**9 = 0.5 to 0).
+    at = at[own[at] * _SCALE > 0.5]
+    mine = _rounded(own[at])
+    # Rounding keeps order, so the rounded better neighbour is the better rounded neighbour.
+    rescored = _rounded(mine + NEIGHBOUR_WEIGHT * _rounded(nearest[at]))
+    slots = at if order.slots is None else order.slots[at]
+    return slots, rescored
+
+
+def _better_neighbour(line: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """For each score in `line`, the larger of those beside it (0 beyond either end)."""
+    nearest = np.zeros_like(line)
+    if len(line) > 1:
+        np.maximum(line[:-2], line[2:], out=nearest[1:-1])
+        nearest[0], nearest[-1] = line[1], line[-2]
+    return nearest
+
+
+def _rounded(values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """`np.round(values, SCORE_DIGITS)` as numpy computes it (scale, round half to even, unscale),
+    in place on a fresh array and without its Python wrapper's cost."""
+    scaled = values * _SCALE
+    np.rint(scaled, out=scaled)
+    scaled /= _SCALE
+    return scaled
 
 
 def _top_few(
@@ -182,11 +241,21 @@ def _top_few(
         for slot, value in zip(postings.slots.tolist(), added.tolist(), strict=True):
             scores[slot] = scores.get(slot, 0.0) + value
     alive = documents.alive
+    rounded_of = {slot: round(score * _SCALE) / _SCALE for slot, score in scores.items()}
+    if alive is not None:
+        rounded_of = {slot: score for slot, score in rounded_of.items() if alive[slot]}
     keys = documents.keys
+    order = documents.key_order
     ranked = []
-    for slot, score in scores.items():
-        rounded = round(score * _SCALE) / _SCALE
-        if rounded > 0.0 and (alive is None or alive[slot]):
-            ranked.append((-rounded, -int(keys[slot])))
+    score_of = rounded_of.get
+    for slot, rounded in rounded_of.items():
+        if rounded <= 0.0:
+            continue
+        if order is not None:
+            # In slot order (the usual case) slot ± 1 are the neighbours; -1 and `count` score none.
+            before, after = (slot - 1, slot + 1) if order.slots is None else order.beside(slot)
+            near = max(score_of(before, 0.0), score_of(after, 0.0))
+            rounded = round((rounded + NEIGHBOUR_WEIGHT * near) * _SCALE) / _SCALE
+        ranked.append((-rounded, -int(keys[slot])))
     ranked.sort()
     return [(-key, -score) for score, key in ranked[:limit]]

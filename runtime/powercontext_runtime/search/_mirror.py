@@ -29,6 +29,7 @@ import numpy.typing as npt
 
 from ._bm25 import Documents, TermPostings, contributions, length_norms, scored_documents, term_gains
 from ._log import LoggedWrite
+from ._neighbours import KeyOrder, key_order
 
 # About 16 bytes a posting (slot, term frequency, cached contribution): 32M postings is some
 # 512 MiB of arrays before eviction starts.
@@ -88,6 +89,9 @@ class FamilyMirror:
         self._added: dict[str, tuple[float, npt.NDArray[np.float64]]] = {}
         # Document frequencies of loaded terms, counted over live documents until the next change.
         self._frequencies: dict[str, int] = {}
+        # The live slots in key order (neighbours are found in it), as of `_order_generation`.
+        self._order: KeyOrder | None = None
+        self._order_generation = -1
 
     @property
     def stale(self) -> bool:
@@ -267,6 +271,17 @@ class FamilyMirror:
             out[term] = df
         return out
 
+    def key_order(self, alive: npt.NDArray[np.bool_] | None = None) -> KeyOrder:
+        """The live slots in key order (`alive`: as of an older generation); found once per
+        generation, as reads between writes share it."""
+        keys = self._keys[: self._count]
+        if alive is not None:
+            return key_order(keys, alive)
+        if self._order is None or self._order_generation != self.generation:
+            self._order = key_order(keys, self._alive[: self._count])
+            self._order_generation = self.generation
+        return self._order
+
     def top(
         self,
         weights: Sequence[tuple[str, float]],
@@ -274,8 +289,10 @@ class FamilyMirror:
         limit: int,
         borrowed: Mapping[str, TermPostings],
         alive: npt.NDArray[np.bool_] | None = None,
+        with_neighbours: bool = False,
     ) -> list[tuple[int, float]]:
-        """The best `limit` documents' keys with their scores; `alive` ranks as of an older generation."""
+        """The best `limit` documents' keys with their scores; `alive` ranks as of an older
+        generation; `with_neighbours`: each hit gains a share of its neighbours' (_neighbours.py)."""
         count = self._count
         if count == 0 or average_length <= 0.0:
             return []
@@ -294,9 +311,10 @@ class FamilyMirror:
                 if term not in borrowed:
                     self._added[term] = (weight, added)
             weighted.append((postings, added))
+        order = self.key_order(alive) if with_neighbours else None
         if alive is None and self._dead:
             alive = self._alive[:count]
-        documents = Documents(self._keys[:count], self._lengths[:count], alive)
+        documents = Documents(self._keys[:count], self._lengths[:count], alive, order)
         return scored_documents(documents, weighted, limit)
 
 

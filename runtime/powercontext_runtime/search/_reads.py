@@ -13,6 +13,7 @@ from . import _log
 from ._bm25 import TermPostings, term_weights
 from ._conn import Conn, marks
 from ._mirror import FamilyMirror, SearchMirror
+from ._neighbours import NEIGHBOUR_FAMILIES
 from ._postings import single_tf, unpack_postings
 
 
@@ -96,7 +97,9 @@ def ranked(
                     borrowed[term] = postings
         weights = term_weights(terms, family_mirror.frequencies(terms, borrowed, alive), documents)
         ranked_alive = family_mirror.without((excluded or {}).get(scope_key, ()), alive)
-        found[scope_key] = family_mirror.top(weights, total_length / documents, limit, borrowed, ranked_alive)
+        found[scope_key] = family_mirror.top(
+            weights, total_length / documents, limit, borrowed, ranked_alive, family in NEIGHBOUR_FAMILIES
+        )
         family_mirror.forget_rare()  # only a mirror that just ranked can have taken new rare terms
     mirror.evict()
     return found
