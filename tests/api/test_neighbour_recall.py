@@ -10,7 +10,8 @@ import httpx
 from .helpers import new_scope, prepare, remember
 
 QUERY = "which instrument does Melanie play?"
-FILLER = "Caroline: the weather was lovely on the weekend."
+# Fillers differ (equal texts would be one entry: the duplicate check) and share no query word.
+FILLERS = [f"Caroline: the weather was lovely on weekend {n}." for n in range(1, 4)]
 
 
 def _seed(http: httpx.Client, scope_id: str) -> dict[str, dict[str, Any]]:
@@ -18,12 +19,12 @@ def _seed(http: httpx.Client, scope_id: str) -> dict[str, dict[str, Any]]:
     entries = {}
     for name, text in [
         ("alone-1", "Melanie: Melanie went hiking with the kids."),
-        ("filler-1", FILLER),
+        ("filler-1", FILLERS[0]),
         ("alone-2", "Melanie: Melanie baked bread for the school fair."),
-        ("filler-2", FILLER),
+        ("filler-2", FILLERS[1]),
         ("asked", "Melanie: guess which instrument I started to play this spring!"),
         ("reply", "Caroline: I bet it is the violin, Melanie."),
-        ("filler-3", FILLER),
+        ("filler-3", FILLERS[2]),
     ]:
         entries[name] = remember(http, scope_id, text)
     return entries
@@ -50,9 +51,9 @@ def test_neighbours_are_the_live_entries_on_either_side(http: httpx.Client) -> N
     """Retiring the entry between two makes them neighbours; a retired entry lends no score."""
     scope_id = new_scope(http)
     asked = remember(http, scope_id, "Melanie: guess which instrument I started to play this spring!")
-    between = remember(http, scope_id, FILLER)
+    between = remember(http, scope_id, FILLERS[0])
     reply = remember(http, scope_id, "Caroline: I bet it is the violin, Melanie.")
-    remember(http, scope_id, FILLER)
+    remember(http, scope_id, FILLERS[1])
     alone = remember(http, scope_id, "Melanie: Melanie baked bread for the school fair.")
     entries = {"asked": asked, "between": between, "reply": reply, "alone": alone}
     assert _order(http, scope_id, entries) == ["asked", "alone", "reply"]

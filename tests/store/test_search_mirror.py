@@ -335,8 +335,12 @@ def test_a_hit_far_below_the_first_ranks_rises_beside_a_strong_one(tmp_path: Pat
     db = tmp_path / "db.sqlite3"
     store = SqlStore(SqliteBackend(str(db)))
     store.run(scopes.create_scope, Scope("s:1", "", "", (), 1))
-    entries = [("violin violin monday", "fact"), ("lovely weather", "fact")] * (strong - 1)
-    entries += [("violin violin tuesday", "fact"), ("violin played", "fact"), ("lovely weather", "fact")]
+    entries = [("violin violin monday", "fact", None), ("lovely weather", "fact", None)] * (strong - 1)
+    entries += [
+        ("violin violin tuesday", "fact", None),
+        ("violin played", "fact", None),
+        ("lovely weather", "fact", None),
+    ]
     store.run(memory.remember_batch, "s:1", entries, None)
     expected = reference_ranking(db, "s:1", "violin", 3)
     assert expected == ["violin violin tuesday", "violin played", "violin violin monday"]
