@@ -11,7 +11,7 @@ import typing
 from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
-from pydantic import BaseModel
+from pydantic import MISSING, BaseModel
 
 from powercontext_api.client import UNSET, FamilyArg, Unset
 from powercontext_api.models import Assembly, PrepareContextRequest, RememberBatchRequest, RememberBatchResult
@@ -153,7 +153,8 @@ def _remember_batch(pc: PowerContextClient, args: argparse.Namespace) -> BaseMod
                 )
                 raise
             citations += result.citations
-            duplicate += result.duplicate
+            # A server from before the duplicate check stores every entry.
+            duplicate += [False] * len(result.citations) if result.duplicate is MISSING else result.duplicate
     return RememberBatchResult(citations=citations, duplicate=duplicate)
 
 

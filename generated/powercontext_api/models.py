@@ -174,11 +174,11 @@ class MemoryEntry(BaseModel):
     kind: StrictStr
     state: Literal['active', 'retired']
     expires_at: Annotated[
-        StrictStr | None,
+        StrictStr | None | MISSING,
         Field(
             description='When this version stops being recalled (as the store writes times, `2026-01-31T12:00:00.000000+00:00`); null when it never expires. An expired entry is still read by its citation.'
         ),
-    ]
+    ] = MISSING
     duplicate: Annotated[
         StrictBool | MISSING,
         Field(
@@ -280,11 +280,11 @@ class RememberBatchResult(BaseModel):
     )
     citations: list[MemoryCitation]
     duplicate: Annotated[
-        list[StrictBool],
+        list[StrictBool] | MISSING,
         Field(
             description="One flag per entry, in the order of `entries`: true where the entry stored nothing because its text equalled an active entry's head text (or an earlier entry of this batch), and its citation names that entry."
         ),
-    ]
+    ] = MISSING
 
 
 class EntryEraseRequest(BaseModel):
@@ -378,9 +378,9 @@ class MemoryEntryVersion(BaseModel):
     ]
     text: StrictStr
     expires_at: Annotated[
-        StrictStr | None,
+        StrictStr | None | MISSING,
         Field(description='When this version stops being recalled; null when it never expires.'),
-    ]
+    ] = MISSING
     removed_revision: Annotated[
         StrictInt | None,
         Field(

@@ -692,7 +692,7 @@ export interface components {
             /** @enum {string} */
             state: "active" | "retired";
             /** @description When this version stops being recalled (as the store writes times, `2026-01-31T12:00:00.000000+00:00`); null when it never expires. An expired entry is still read by its citation. */
-            expires_at: string | null;
+            expires_at?: string | null;
             /** @description Only in a remember answer: true when the text equalled (normalised as search normalises it) the head text of an active entry of the Scope, so nothing was stored and the citation names that entry. */
             duplicate?: boolean;
         };
@@ -732,7 +732,7 @@ export interface components {
         RememberBatchResult: {
             citations: components["schemas"]["MemoryCitation"][];
             /** @description One flag per entry, in the order of `entries`: true where the entry stored nothing because its text equalled an active entry's head text (or an earlier entry of this batch), and its citation names that entry. */
-            duplicate: boolean[];
+            duplicate?: boolean[];
         };
         EntryEraseRequest: {
             scope_id: components["schemas"]["ScopeId"];
@@ -775,7 +775,7 @@ export interface components {
             citation: components["schemas"]["MemoryCitation"];
             text: string;
             /** @description When this version stops being recalled; null when it never expires. */
-            expires_at: string | null;
+            expires_at?: string | null;
             /** @description The revision that replaced or retired this version; null while it is the live head. */
             removed_revision: number | null;
         };
