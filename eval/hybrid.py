@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from powercontext_runtime import backend_for
@@ -20,6 +21,9 @@ from powercontext_runtime import backend_for
 HYBRID_CONFIGS = ("memory-8",)
 SUFFIX = "+hybrid"
 QUERY_TIMEOUT_MS = 10_000
+# `devtools` is a top-level package of the repository, not an installed one: the model server
+# starts there, wherever the evaluation was started from.
+REPO = Path(__file__).resolve().parents[1]
 
 
 @contextmanager
@@ -29,7 +33,7 @@ def model_env(fusion_k: int | None = None, weight: float | None = None) -> Itera
     the server's and the client's too) while the block runs."""
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
     command = [sys.executable, "-m", "devtools.embedding_server"]
-    with subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True) as process:
+    with subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True, cwd=REPO) as process:
         try:
             assert process.stdout is not None
             settings = dict(process.stdout.readline().strip().split("=", 1) for _ in range(3))
