@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -78,7 +79,7 @@ def test_the_finished_turn_is_the_last_typed_prompt_and_the_final_reply(tmp_path
     transcript.write_text(
         _line("user", "an earlier question")
         + _line("assistant", [{"type": "text", "text": "an earlier answer"}])
-        + _line("user", "What is the zebra code?")
+        + _line("user", "What is the zebra code?", timestamp="2026-12-05T18:10:14.250Z")
         + _line("assistant", [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}])
         + _line("user", [{"type": "tool_result", "tool_use_id": "t1", "content": "4471"}])
         + _line("user", "a subagent's prompt", isSidechain=True)
@@ -86,10 +87,11 @@ def test_the_finished_turn_is_the_last_typed_prompt_and_the_final_reply(tmp_path
         + "{not json\n"
     )
     event = {"transcript_path": str(transcript)}
-    assert claude_code.completed_turn(event) == hook.Turn("What is the zebra code?", "It is 4471.")
+    sent = datetime(2026, 12, 5, 18, 10, 14, 250000, tzinfo=UTC)  # the prompt line's own time
+    assert claude_code.completed_turn(event) == hook.Turn("What is the zebra code?", "It is 4471.", sent)
     final = {**event, "last_assistant_message": "It is 4471, from the vault."}
     assert claude_code.completed_turn(final) == hook.Turn(
-        "What is the zebra code?", "It is 4471, from the vault."
+        "What is the zebra code?", "It is 4471, from the vault.", sent
     )
 
 

@@ -36,17 +36,20 @@ def completed_turn(payload: Mapping[str, Any]) -> Turn | None:
     path = payload.get("transcript_path")
     if not isinstance(path, str) or not path:
         return None
-    user, assistant = _last_exchange(Path(path))
+    from .entries import recorded_time  # the stop hook's detached process only
+
+    user, assistant, sent = _last_exchange(Path(path))
     final = payload.get("last_assistant_message")
     if isinstance(final, str) and final.strip():
         assistant = final
     if user is None:
         return None
-    return Turn(user, assistant or "")
+    return Turn(user, assistant or "", recorded_time(sent))
 
 
-def _last_exchange(path: Path) -> tuple[str | None, str | None]:
-    """(last user prompt, last assistant text after it) from the end of a JSON Lines transcript."""
+def _last_exchange(path: Path) -> tuple[str | None, str | None, object]:
+    """(last user prompt, last assistant text after it, the prompt line's `timestamp`) from the end
+    of a JSON Lines transcript."""
     size = path.stat().st_size
     window = _TAIL_START
     while True:
@@ -55,13 +58,13 @@ def _last_exchange(path: Path) -> tuple[str | None, str | None]:
             handle.seek(start)
             data = handle.read()
         lines = data.split(b"\n")[1 if start else 0 :]  # the first line of a window may be cut
-        user, assistant = _scan(lines)
+        user, assistant, sent = _scan(lines)
         if user is not None or start == 0:
-            return user, assistant
+            return user, assistant, sent
         window *= 4
 
 
-def _scan(lines: list[bytes]) -> tuple[str | None, str | None]:
+def _scan(lines: list[bytes]) -> tuple[str | None, str | None, object]:
     assistant: str | None = None
     for raw in reversed(lines):
         try:
@@ -77,8 +80,8 @@ def _scan(lines: list[bytes]) -> tuple[str | None, str | None]:
         if entry.get("type") == "assistant" and assistant is None and text:
             assistant = text
         elif entry.get("type") == "user" and text is not None:
-            return text, assistant
-    return None, assistant
+            return text, assistant, entry.get("timestamp")
+    return None, assistant, None
 
 
 def _text(content: object) -> str | None:

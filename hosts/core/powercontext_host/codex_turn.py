@@ -27,47 +27,52 @@ def completed_turn(hook_input: Mapping[str, Any]) -> Turn | None:
         isinstance(reply, str) and reply.strip() and isinstance(transcript, str) and isinstance(turn_id, str)
     ):
         return None
-    prompt = user_prompt(Path(transcript), turn_id)
+    from .entries import recorded_time  # the stop hook's detached process only
+
+    prompt, sent = user_prompt(Path(transcript), turn_id)
     if prompt is None or not prompt.strip():
         return None
-    return Turn(prompt, reply)
+    return Turn(prompt, reply, recorded_time(sent))
 
 
-def user_prompt(transcript: Path, turn_id: str) -> str | None:
-    """The text of the user message of `turn_id` in a Codex rollout file (the last one, if several)."""
+def user_prompt(transcript: Path, turn_id: str) -> tuple[str | None, object]:
+    """The text of the user message of `turn_id` in a Codex rollout file (the last one, if several),
+    and its record's `timestamp`."""
     needle = json.dumps(turn_id).encode("utf-8")
-    found = None
+    found: tuple[str | None, object] = (None, None)
     try:
         with transcript.open("rb") as lines:
             for line in lines:
                 if needle not in line or b'"UserMessage"' not in line or len(line) > MAX_LINE_BYTES:
                     continue
-                text = _user_message_text(line, turn_id)
-                if text is not None:
-                    found = text
+                message = _user_message(line, turn_id)
+                if message[0] is not None:
+                    found = message
     except OSError:
-        return None
+        return None, None
     return found
 
 
-def _user_message_text(line: bytes, turn_id: str) -> str | None:
+def _user_message(line: bytes, turn_id: str) -> tuple[str | None, object]:
     try:
         record = json.loads(line)
     except ValueError:
-        return None
-    payload = record.get("payload") if isinstance(record, dict) else None
+        return None, None
+    if not isinstance(record, dict):
+        return None, None
+    payload = record.get("payload")
     if (
         not isinstance(payload, dict)
         or payload.get("type") != "item_completed"
         or payload.get("turn_id") != turn_id
     ):
-        return None
+        return None, None
     item = payload.get("item")
     if not isinstance(item, dict) or item.get("type") != "UserMessage":
-        return None
+        return None, None
     parts = [
         part["text"]
         for part in item.get("content", [])
         if isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str)
     ]
-    return "\n".join(parts) if parts else None
+    return ("\n".join(parts), record.get("timestamp")) if parts else (None, None)

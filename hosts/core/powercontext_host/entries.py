@@ -70,6 +70,17 @@ def entry_texts(
     return [f"[{header} | part {index}/{total}]\n{piece}" for index, piece in enumerate(pieces, 1)]
 
 
+def recorded_time(value: object) -> datetime | None:
+    """A host's RFC 3339 record time (`2026-05-22T10:15:03.120Z`) as an aware datetime, else None."""
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else None
+
+
 def _header(host: str, session_id: str, when: datetime) -> str:
     session = " ".join(session_id.split())[:MAX_SESSION_CHARS] or "unknown"
     moment = when.astimezone(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")

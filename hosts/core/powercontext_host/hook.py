@@ -20,6 +20,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from .settings import HookSettings
     from .state import HostState
 
@@ -33,8 +35,13 @@ CAPTURE_ENV = "POWERCONTEXT_CAPTURE"  # "off" turns capture off without touching
 
 
 class Turn(NamedTuple):
+    """A completed turn, and when its prompt was sent as the host recorded it (None: not recorded).
+    The captured entry's header carries that time, so capturing the turn again gives the same text
+    and the server's duplicate check stores it once."""
+
     user: str
     assistant: str
+    at: datetime | None = None
 
 
 class HostAdapter(NamedTuple):
@@ -206,8 +213,8 @@ def _stop(
         say(f"capture skipped: unreadable-transcript ({type(exc).__name__})")
         state.count(skipped=1)
         return
-    body = turn_body(clean(turn.user), clean(turn.assistant)) if turn else ""
-    if not body:
+    body = turn_body(clean(turn.user), clean(turn.assistant)) if turn is not None else ""
+    if turn is None or not body:
         say("capture skipped: empty-turn")
         state.count(skipped=1)
         return
@@ -217,7 +224,7 @@ def _stop(
         state.count(skipped=1)
         return
     session = str(payload.get("session_id") or "")
-    texts = entry_texts(body, session, datetime.now(UTC), adapter.label)
+    texts = entry_texts(body, session, turn.at or datetime.now(UTC), adapter.label)
     say(f"capture queued: {len(texts)} entries")
     token = environ.get(settings.token_env) or None
     _send((settings.url, token, choice.scope_id), texts, mark, state)
