@@ -42,11 +42,19 @@ def database(name: str, scratch: Path) -> Iterator[str]:
         seekdb.stop()
 
 
-def ingest(client: Client, scope_id: str, texts: Sequence[str], batch: int, seconds: float) -> int:
-    """Entries stored in `seconds`, `batch` per request (1: the single remember operation)."""
+def ingest(
+    client: Client,
+    scope_id: str,
+    texts: Sequence[str],
+    batch: int,
+    seconds: float,
+    offset: int = 0,
+    check: bool = True,
+) -> int:
+    """Entries stored in `seconds`, `batch` per request (1: the single remember operation), numbered
+    from `offset`; `check` False turns the server's duplicate check off."""
     stored = 0
     deadline = time.perf_counter() + seconds
-    offset = 0
     while time.perf_counter() < deadline:
         # Numbered, so no entry repeats an earlier one: the server's duplicate check runs on every
         # entry and stores each (a repeated text would be answered as a duplicate, storing nothing).
@@ -58,7 +66,7 @@ def ingest(client: Client, scope_id: str, texts: Sequence[str], batch: int, seco
         else:
             path, body = (
                 "/v1/memory/remember/batch",
-                {"scope_id": scope_id, "entries": [{"text": t} for t in chunk]},
+                {"scope_id": scope_id, "entries": [{"text": t} for t in chunk], "deduplicate": check},
             )
         status, answer = client.post(path, json.dumps(body, ensure_ascii=False).encode())
         if status != 200:
@@ -76,23 +84,52 @@ def measure(name: str, batch: int, seconds: float, scratch: Path) -> dict[str, A
         server = ServerProcess(url, scratch / f"server-{name}.log")
         client = Client(server.port)
         try:
-            for label, size in (("single", 1), ("batch", batch)):
-                scope_id = f"bench:ingest-{label}-{random.randrange(10**9)}"
-                status, _ = client.post("/v1/scopes", json.dumps({"scope_id": scope_id}).encode())
-                assert status == 201, status
-                cpu = server.cpu_seconds()
-                started = time.perf_counter()
-                stored = ingest(client, scope_id, texts, size, seconds)
-                elapsed = time.perf_counter() - started
-                out[label] = {
-                    "entries": stored,
-                    "entries_per_s": stored / elapsed,
-                    "cpu_ms_per_entry": (server.cpu_seconds() - cpu) * 1000 / stored,
-                }
+            out["single"] = _rate(server, client, texts, 1, [seconds])
+            # Batches with the duplicate check and without it, in alternating rounds into one Scope
+            # each, so load on the machine weighs on both alike.
+            rounds = [seconds / _ROUNDS] * _ROUNDS
+            out["batch"], out["batch_unchecked"] = _rate(server, client, texts, batch, rounds, both=True)
         finally:
             client.close()
             server.stop()
     return out
+
+
+_ROUNDS = 5
+
+
+def _rate(
+    server: ServerProcess,
+    client: Client,
+    texts: Sequence[str],
+    size: int,
+    rounds: list[float],
+    both: bool = False,
+) -> Any:
+    """entries/s and server CPU per entry over `rounds` (seconds each); with `both`, the same for
+    batches without the duplicate check, in rounds alternating with the checked ones."""
+    checks = (True, False) if both else (True,)
+    scopes, totals = {}, {check: [0, 0.0, 0.0] for check in checks}  # entries, seconds, CPU seconds
+    for check in checks:
+        scopes[check] = f"bench:ingest-{size}-{check}-{random.randrange(10**9)}"
+        status, _ = client.post("/v1/scopes", json.dumps({"scope_id": scopes[check]}).encode())
+        assert status == 201, status
+    for seconds in rounds:
+        for check in checks:
+            cpu, started = server.cpu_seconds(), time.perf_counter()
+            stored = ingest(client, scopes[check], texts, size, seconds, int(totals[check][0]), check)
+            totals[check][0] += stored
+            totals[check][1] += time.perf_counter() - started
+            totals[check][2] += server.cpu_seconds() - cpu
+    figures = [
+        {
+            "entries": int(entries),
+            "entries_per_s": entries / elapsed,
+            "cpu_ms_per_entry": cpu * 1000 / entries,
+        }
+        for entries, elapsed, cpu in totals.values()
+    ]
+    return tuple(figures) if both else figures[0]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -105,12 +142,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="pc-ingest-") as scratch:
         for name in args.databases.split(","):
             results[name] = measure(name, args.batch, args.seconds, Path(scratch) / name)
-    print(f"{'database':<10} {'one per request':>18} {f'batches of {args.batch}':>18} {'CPU ms/entry':>14}")
+    print(
+        f"{'database':<10} {'one per request':>18} {f'batches of {args.batch}':>18} {'CPU ms/entry':>14}"
+        f" {'batches, no duplicate check':>30}"
+    )
     for name in args.databases.split(","):
-        single, batch = results[name]["single"], results[name]["batch"]
+        single, batch, unchecked = (results[name][key] for key in ("single", "batch", "batch_unchecked"))
         print(
             f"{name:<10} {single['entries_per_s']:>14,.0f} /s {batch['entries_per_s']:>14,.0f} /s "
             f"{single['cpu_ms_per_entry']:>6.2f} → {batch['cpu_ms_per_entry']:.2f}"
+            f" {unchecked['entries_per_s']:>16,.0f} /s, {unchecked['cpu_ms_per_entry']:.3f} ms/entry"
         )
     RESULTS.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     return 0
