@@ -24,7 +24,7 @@ FUZZ_EXAMPLES ?= 450
 FUZZ_SEED ?= random
 FUZZ_MIN_CASES ?= 10000
 
-.PHONY: help install lock run test hosts-test unit-test api-generate api-generate-check contract-test fuzz check docs-test eval clean
+.PHONY: help install lock run test all-tests hosts-test unit-test api-generate api-generate-check spec-check contract-test fuzz check docs-test docs-build eval clean
 
 help:  ## List the targets.
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-20s %s\n", $$1, $$2}'
@@ -61,9 +61,11 @@ api-generate: $(STAMP) client-ts-deps  ## Regenerate generated/ and client-ts/sr
 api-generate-check: $(STAMP) client-ts-deps  ## Fail when generated/ or client-ts/src/generated/ differs from what the spec generates.
 	$(BIN)/python -m devtools.api_generate --check
 
-contract-test: $(STAMP) api-generate-check  ## Validate the spec, check drift, fuzz every operation (40 cases each, fixed seed).
-	$(BIN)/openapi-spec-validator openapi/powercontext.yaml
+contract-test: $(STAMP) spec-check  ## Validate the spec, check drift, fuzz every operation (40 cases each, fixed seed).
 	$(BIN)/pytest -q tests/contract
+
+spec-check: $(STAMP) api-generate-check
+	$(BIN)/openapi-spec-validator openapi/powercontext.yaml
 
 fuzz: $(STAMP)  ## Schemathesis over every operation on SQLite and OceanBase: >= 10,000 cases per backend, a random seed.
 	POWERCONTEXT_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) POWERCONTEXT_FUZZ_SEED=$(FUZZ_SEED) \
@@ -74,9 +76,11 @@ check: $(STAMP)  ## Lint (ruff) and type-check (mypy).
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-docs-test: $(STAMP)  ## Build the docs site (any warning fails) and replay its examples on a server.
-	$(BIN)/mkdocs build --strict --quiet --site-dir $$(mktemp -d)
+docs-test: $(STAMP) docs-build  ## Build the docs site (any warning fails) and replay its examples on a server.
 	$(BIN)/pytest -q tests/docs
+
+docs-build: $(STAMP)
+	$(BIN)/mkdocs build --strict --quiet --site-dir $$(mktemp -d)
 
 # Test files are dealt to TEST_WORKERS pytest processes (pytest-xdist), a whole file to one, so a
 # file's module fixtures start once; each worker starts its own session servers.
@@ -86,7 +90,13 @@ XDIST := -n $(TEST_WORKERS) --dist loadfile
 unit-test: $(STAMP) mcp-inspector chromium  ## The pytest suite without the contract fuzzing.
 	POWERCONTEXT_TEST_CHROMIUM=$(CHROMIUM) $(BIN)/pytest -q $(XDIST) --ignore=tests/contract --ignore=tests/docs --ignore=tests/hosts
 
-test: check contract-test docs-test unit-test hosts-test ts-test  ## Everything CI runs.
+# make test runs every pytest suite in one session, so the two workers share out the contract, docs,
+# unit and host files alike and start their servers once (the per-suite targets remain for one
+# suite at a time; the fuzzing summary prints only from make contract-test, outside the workers).
+test: check spec-check docs-build all-tests ts-test  ## Everything CI runs.
+
+all-tests: $(STAMP) mcp-inspector chromium hermes-venv host-clis
+	POWERCONTEXT_TEST_CHROMIUM=$(CHROMIUM) $(BIN)/pytest -q $(XDIST) tests
 
 hosts-test: $(STAMP) hermes-venv host-clis  ## The real Hermes, Claude Code and Codex CLIs against PowerContext (tests/hosts).
 	$(BIN)/pytest -q $(XDIST) tests/hosts
