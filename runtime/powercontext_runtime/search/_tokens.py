@@ -197,15 +197,14 @@ class _Stems:
         if None not in stems:
             return stems  # type: ignore[return-value]
         with self._lock:
-            known = self._known
             missing = list(
                 dict.fromkeys(word for word, stem in zip(words, stems, strict=True) if stem is None)
             )
-            found: list[str] = self._stemmer.stemWords(missing)
-            if len(known) + len(found) > self.MAX_WORDS:
-                known.clear()
-            known.update(zip(missing, found, strict=True))
-            return list(map(known.__getitem__, words))
+            fresh = dict(zip(missing, self._stemmer.stemWords(missing), strict=True))
+            if len(self._known) + len(fresh) > self.MAX_WORDS:
+                self._known.clear()  # the words of `stems` found before may go: they are answered below
+            self._known.update(fresh)
+        return [fresh[word] if stem is None else stem for word, stem in zip(words, stems, strict=True)]
 
 
 _STEMS = _Stems()
