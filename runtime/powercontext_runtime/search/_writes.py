@@ -30,11 +30,17 @@ def index_documents(conn: Conn, scope_key: int, family: str, docs: Sequence[tupl
 
 
 def write_documents(
-    conn: Conn, scope_key: int, family: str, doc_keys: Sequence[int], tokenised: TokenisedDocuments
+    conn: Conn,
+    scope_key: int,
+    family: str,
+    doc_keys: Sequence[int],
+    tokenised: TokenisedDocuments,
+    generation: int | None = None,
 ) -> None:
     """Index documents under consecutive generations, in order, with a statement per table, and log
     the write as one row for the mirrors to replay. The documents form one segment, named by their
-    smallest key."""
+    smallest key. `generation`: the family's generation before this write, when the caller read it
+    under the Scope's row lock (0 for a family without one yet); None: read here."""
     if not doc_keys:
         return
     count, segment = len(doc_keys), min(doc_keys)
@@ -44,7 +50,7 @@ def write_documents(
         " total_length = total_length + excluded.total_length, generation = generation + excluded.generation",
         (scope_key, family, count, sum(tokenised.lengths), count),
     )
-    last = _generation(conn, scope_key, family)
+    last = _generation(conn, scope_key, family) if generation is None else generation + count
     keys = np.asarray(doc_keys, np.int64)
     conn.executemany(
         "INSERT INTO search_docs (family, doc_key, scope_key, length, segment) VALUES (?, ?, ?, ?, ?)",
