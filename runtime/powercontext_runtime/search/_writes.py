@@ -11,7 +11,7 @@ import numpy.typing as npt
 
 from . import _limits, _log
 from ._bm25 import document_terms
-from ._conn import Conn, marks
+from ._conn import Conn, Statement, marks
 from ._postings import pack_postings, packed_rows, unpack_postings
 from ._tokenised import TokenisedDocuments, tokenise_documents
 
@@ -30,60 +30,79 @@ def index_documents(conn: Conn, scope_key: int, family: str, docs: Sequence[tupl
 
 
 def write_documents(
-    conn: Conn,
-    scope_key: int,
-    family: str,
-    doc_keys: Sequence[int],
-    tokenised: TokenisedDocuments,
-    generation: int | None = None,
+    conn: Conn, scope_key: int, family: str, doc_keys: Sequence[int], tokenised: TokenisedDocuments
 ) -> None:
     """Index documents under consecutive generations, in order, with a statement per table, and log
     the write as one row for the mirrors to replay. The documents form one segment, named by their
-    smallest key. `generation`: the family's generation before this write, when the caller read it
-    under the Scope's row lock (0 for a family without one yet); None: read here."""
+    smallest key."""
     if not doc_keys:
         return
-    count, segment = len(doc_keys), min(doc_keys)
-    conn.execute(
+    # The counts first, then the generation as they left it: this write's own, whatever ran before.
+    conn.executemany(*_counts(scope_key, family, doc_keys, tokenised))
+    before = _generation(conn, scope_key, family) - len(doc_keys)
+    conn.execute_all(_rows(scope_key, family, doc_keys, tokenised, before))
+
+
+def document_writes(
+    scope_key: int, family: str, doc_keys: Sequence[int], tokenised: TokenisedDocuments, generation: int
+) -> list[Statement]:
+    """The statements of `write_documents`, given the family's `generation` before them (0 when
+    it has none yet) as the caller read it under the Scope's row lock: every writer of a Scope's
+    index holds that lock, so no other write comes between. For the caller to send with its own."""
+    if not doc_keys:
+        return []
+    return [
+        _counts(scope_key, family, doc_keys, tokenised),
+        *_rows(scope_key, family, doc_keys, tokenised, generation),
+    ]
+
+
+def _counts(scope_key: int, family: str, doc_keys: Sequence[int], tokenised: TokenisedDocuments) -> Statement:
+    """The family's documents, total length and generation, each counting the documents in."""
+    count = len(doc_keys)
+    return (
         "INSERT INTO search_stats (scope_key, family, documents, total_length, generation) VALUES (?, ?, ?, ?, ?)"
         " ON CONFLICT (scope_key, family) DO UPDATE SET documents = documents + excluded.documents,"
         " total_length = total_length + excluded.total_length, generation = generation + excluded.generation",
-        (scope_key, family, count, sum(tokenised.lengths), count),
+        [(scope_key, family, count, sum(tokenised.lengths), count)],
     )
-    last = _generation(conn, scope_key, family) if generation is None else generation + count
+
+
+def _rows(
+    scope_key: int, family: str, doc_keys: Sequence[int], tokenised: TokenisedDocuments, generation: int
+) -> list[Statement]:
+    """The documents' rows, their log row and postings (or a deferral), after `generation`."""
+    count, segment = len(doc_keys), min(doc_keys)
+    last = generation + count
     keys = np.asarray(doc_keys, np.int64)
-    conn.executemany(
-        "INSERT INTO search_docs (family, doc_key, scope_key, length, segment) VALUES (?, ?, ?, ?, ?)",
-        [
-            (family, key, scope_key, length, segment)
-            for key, length in zip(doc_keys, tokenised.lengths, strict=True)
-        ],
-    )
-    conn.execute(
-        "INSERT INTO search_log (scope_key, family, generation, doc_key, added) VALUES (?, ?, ?, ?, ?)",
-        (scope_key, family, last, segment, _log.pack(segment, keys, tokenised.logged)),
-    )
+    statements: list[Statement] = [
+        (
+            "INSERT INTO search_docs (family, doc_key, scope_key, length, segment) VALUES (?, ?, ?, ?, ?)",
+            [
+                (family, key, scope_key, length, segment)
+                for key, length in zip(doc_keys, tokenised.lengths, strict=True)
+            ],
+        ),
+        (
+            "INSERT INTO search_log (scope_key, family, generation, doc_key, added) VALUES (?, ?, ?, ?, ?)",
+            [(scope_key, family, last, segment, _log.pack(segment, keys, tokenised.logged))],
+        ),
+    ]
     if count >= _limits.DEFER_DOCUMENTS:
-        _defer(conn, scope_key, family, last, count)
+        statements.append(_deferred(scope_key, family, last, count))
     else:
-        _insert_segment(
-            conn,
-            scope_key,
-            family,
-            segment,
-            tokenised.terms,
-            tokenised.bounds,
-            keys[tokenised.positions],
-            tokenised.tfs,
+        held = keys[tokenised.positions]
+        statements.append(
+            _segment(scope_key, family, segment, tokenised.terms, tokenised.bounds, held, tokenised.tfs)
         )
     if (
-        last // _limits.PRUNE_EVERY != (last - count) // _limits.PRUNE_EVERY
+        last // _limits.PRUNE_EVERY != generation // _limits.PRUNE_EVERY
     ):  # crossed a multiple, as one by one would
-        _prune(conn, scope_key, family, last)
+        statements.append(_pruning(scope_key, family, last))
+    return statements
 
 
-def _insert_segment(
-    conn: Conn,
+def _segment(
     scope_key: int,
     family: str,
     segment: int,
@@ -91,11 +110,11 @@ def _insert_segment(
     bounds: Sequence[int],
     held: npt.NDArray[np.int64],
     tfs: npt.NDArray[np.int32],
-) -> None:
+) -> Statement:
     """A row per term: term i's postings are the documents held[bounds[i]:bounds[i + 1]] with
     their term frequencies."""
     # In primary-key order (by term): the B-tree then fills page by page instead of all over.
-    conn.executemany(
+    return (
         "INSERT INTO search_segments (scope_key, family, term, segment, postings) VALUES (?, ?, ?, ?, ?)",
         [
             (scope_key, family, term, segment, packed)
@@ -104,13 +123,13 @@ def _insert_segment(
     )
 
 
-def _defer(conn: Conn, scope_key: int, family: str, generation: int, count: int) -> None:
+def _deferred(scope_key: int, family: str, generation: int, count: int) -> Statement:
     """Leave a large write's postings in its log row. Once the family's deferred writes hold
     MERGE_DOCUMENTS documents, the store's merger merges them into a run (`_merge.py`),
     after this write's request has been answered."""
-    conn.execute(
+    return (
         "INSERT INTO search_pending (scope_key, family, generation, documents) VALUES (?, ?, ?, ?)",
-        (scope_key, family, generation, count),
+        [(scope_key, family, generation, count)],
     )
 
 
@@ -270,10 +289,14 @@ def _generation(conn: Conn, scope_key: int, family: str) -> int:
 
 
 def _prune(conn: Conn, scope_key: int, family: str, generation: int) -> None:
+    conn.executemany(*_pruning(scope_key, family, generation))
+
+
+def _pruning(scope_key: int, family: str, generation: int) -> Statement:
     """Forget log rows older than LOG_RETAIN generations, but a deferred write's (its postings are
     only there)."""
-    conn.execute(
+    return (
         "DELETE FROM search_log WHERE scope_key = ? AND family = ? AND generation <= ? AND generation NOT IN"
         " (SELECT generation FROM search_pending WHERE scope_key = ? AND family = ?)",
-        (scope_key, family, generation - _limits.LOG_RETAIN, scope_key, family),
+        [(scope_key, family, generation - _limits.LOG_RETAIN, scope_key, family)],
     )

@@ -163,43 +163,47 @@ def _insert_entries(
 ) -> list[MemoryCitation]:
     """Insert (entry, its comparable text's hash) after `heads`: the Scope's Memory revision, entry
     number and Memory index generation; `tokenised` is `search.tokenise_documents` of their texts.
-    A statement per table (each INSERT one multi-row statement), whatever the number of entries."""
+    The version rows first (their keys are the index's document keys), then every other row in
+    one go: on OceanBase, three round trips (two for one entry) whatever the number of entries."""
     revision, counter, generation = heads
     added = [
         (revision + i, counter + i, f"entry-{counter + i}", entry, hashed)
         for i, (entry, hashed) in enumerate(entries, start=1)
     ]
-    # Every value a parameter: pymysql sends a batch as one multi-row INSERT only when the VALUES
-    # list holds nothing else.
-    conn.executemany(
-        "INSERT INTO memory_entries (scope_key, entry_id, entry_number, kind, head_version, text_hash)"
-        " VALUES (?, ?, ?, ?, ?, ?)",
-        [
-            (scope_key, entry_id, number, kind, 1, hashed)
-            for _, number, entry_id, (_, kind, _), hashed in added
-        ],
-    )
-    version_ids = [f"{entry_id}-v1" for _, _, entry_id, _, _ in added]
     versions = [
-        (scope_key, entry_id, 1, version_id, text, rev, expires_at)
-        for (rev, _, entry_id, (text, _, expires_at), _), version_id in zip(added, version_ids, strict=True)
+        (scope_key, entry_id, 1, f"{entry_id}-v1", text, rev, expires_at)
+        for rev, _, entry_id, (text, _, expires_at), _ in added
     ]
-    search.write_documents(
-        conn, scope_key, MEMORY_FAMILY, _insert_versions(conn, scope_key, versions), tokenised, generation
-    )
+    doc_keys = _insert_versions(conn, scope_key, versions)
     created = clock.now()
-    conn.executemany(
-        "INSERT INTO memory_revisions (scope_key, revision, operation, entry_id, created_at) VALUES (?, ?, ?, ?, ?)",
-        [(scope_key, rev, "remember", entry_id, created) for rev, _, entry_id, _, _ in added],
-    )
     last_revision, last_number = added[-1][0], added[-1][1]
-    conn.execute(
-        "UPDATE scopes SET memory_revision = ?, entry_counter = ? WHERE scope_key = ?",
-        (last_revision, last_number, scope_key),
+    conn.execute_all(
+        [
+            (
+                "INSERT INTO memory_entries (scope_key, entry_id, entry_number, kind, head_version, text_hash)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (scope_key, entry_id, number, kind, 1, hashed)
+                    for _, number, entry_id, (_, kind, _), hashed in added
+                ],
+            ),
+            *search.document_writes(scope_key, MEMORY_FAMILY, doc_keys, tokenised, generation),
+            (
+                "INSERT INTO memory_revisions (scope_key, revision, operation, entry_id, created_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                [(scope_key, rev, "remember", entry_id, created) for rev, _, entry_id, _, _ in added],
+            ),
+            (
+                "UPDATE scopes SET memory_revision = ?, entry_counter = ? WHERE scope_key = ?",
+                [(last_revision, last_number, scope_key)],
+            ),
+        ]
     )
     return [MemoryCitation(rev, entry_id, f"{entry_id}-v1") for rev, _, entry_id, _, _ in added]
 
 
+# Every value a parameter: pymysql sends a batch as one multi-row INSERT only when the VALUES list
+# holds nothing else.
 _INSERT_VERSION = (
     "INSERT INTO memory_entry_versions (scope_key, entry_id, version_number, entry_version_id, text,"
     " added_revision, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
