@@ -1,4 +1,4 @@
-"""Round trips per write on OceanBase: statements a single remember and a 100-entry batch send.
+"""Round trips per write on OceanBase: statements a remember, a 100-entry batch and a revise send.
 
 Opens the store in this process on a fresh seekdb database (or `--url`), counts every statement
 pymysql sends to the server (each is a round trip: queries, BEGIN, COMMIT), on the request's
@@ -96,11 +96,20 @@ def measure(url: str, singles: int, batches: int, batch: int) -> dict[str, tuple
             scope_id = fresh_scope()
             store.run(memory.remember, scope_id, next(texts), "fact", None, None, True)  # warm up
 
+            cited = []
+
             def remember_singles() -> None:
                 for _ in range(singles):
-                    store.run(memory.remember, scope_id, next(texts), "fact", None, None, True)
+                    entry = store.run(memory.remember, scope_id, next(texts), "fact", None, None, True)
+                    cited.append(entry.citation)
 
             results["single remember"] = per_write(counts, singles, remember_singles, settle)
+
+            def revise() -> None:
+                for citation in cited:
+                    store.run(memory.revise_memory_entry, scope_id, citation, next(texts))
+
+            results["revise"] = per_write(counts, len(cited), revise, settle)
             scope_id = fresh_scope()
 
             def remember_batches() -> None:

@@ -182,9 +182,8 @@ def unindex_document(conn: Conn, scope_key: int, family: str, doc_key: int, text
 def _drop_postings(
     conn: Conn, scope_key: int, family: str, segment: int, doc_key: int, terms: list[str]
 ) -> None:
-    """Take the document out of its segment's or run's rows: one read of both tables, then a
-    statement per kind of change (each a round trip on OceanBase); a row left without postings is
-    deleted."""
+    """Take the document out of its segment's or run's rows: one read of both tables, then the
+    changes (one round trip on OceanBase); a row left without postings is deleted."""
     where = f"scope_key = ? AND family = ? AND segment = ? AND term IN ({marks(terms)})"
     params = (scope_key, family, segment, *terms)
     rewritten: dict[str, list[tuple[int | bytes, int, str, str, int]]] = {
@@ -206,18 +205,23 @@ def _drop_postings(
             rewritten[name].append((packed_kept, scope_key, family, term, segment))
         else:
             emptied[name].append(term)
+    changes: list[Statement] = []
     for name in _POSTINGS_TABLES:
-        if rewritten[name]:
-            conn.executemany(
+        changes.append(
+            (
                 f"UPDATE {name} SET postings = ? WHERE scope_key = ? AND family = ? AND term = ? AND segment = ?",
                 rewritten[name],
             )
+        )
         if emptied[name]:
-            conn.execute(
-                f"DELETE FROM {name} WHERE scope_key = ? AND family = ? AND segment = ?"
-                f" AND term IN ({marks(emptied[name])})",
-                (scope_key, family, segment, *emptied[name]),
+            changes.append(
+                (
+                    f"DELETE FROM {name} WHERE scope_key = ? AND family = ? AND segment = ?"
+                    f" AND term IN ({marks(emptied[name])})",
+                    [(scope_key, family, segment, *emptied[name])],
+                )
             )
+    conn.execute_all(changes)  # an UPDATE per term, all in one round trip on OceanBase
 
 
 def forget_documents(conn: Conn, scope_key: int, family: str, doc_keys: Sequence[int]) -> None:
@@ -228,6 +232,7 @@ def forget_documents(conn: Conn, scope_key: int, family: str, doc_keys: Sequence
     if not doc_keys:
         return
     gone = set(doc_keys)
+    rewrites: list[tuple[bytes, int, str, int]] = []
     for generation, base, added in conn.execute(
         "SELECT generation, doc_key, added FROM search_log WHERE scope_key = ? AND family = ?"
         " AND added IS NOT NULL AND doc_key <= ?",
@@ -235,10 +240,9 @@ def forget_documents(conn: Conn, scope_key: int, family: str, doc_keys: Sequence
     ).fetchall():
         rewritten = _log.without_documents(int(base), bytes(added), gone)
         if rewritten is not None:
-            conn.execute(
-                "UPDATE search_log SET added = ? WHERE scope_key = ? AND family = ? AND generation = ?",
-                (rewritten, scope_key, family, generation),
-            )
+            rewrites.append((rewritten, scope_key, family, int(generation)))
+    sql = "UPDATE search_log SET added = ? WHERE scope_key = ? AND family = ? AND generation = ?"
+    conn.execute_all([(sql, rewrites)])
 
 
 def drop_index(conn: Conn, scope_key: int | None = None) -> None:
