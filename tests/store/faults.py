@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from powercontext_runtime.store.backends import Backend, Conn, Cursor
+from powercontext_runtime.store.conn import Statement
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,14 @@ class _FailingConn:
         return getattr(self.inner, name)
 
     def executemany(self, sql: str, params: Any) -> Cursor:
+        self._fail_on(sql)
+        return self.inner.executemany(sql, params)
+
+    def execute_all(self, statements: Sequence[Statement]) -> None:
+        for sql, _ in statements:
+            self._fail_on(sql)
+        self.inner.execute_all(statements)
+
+    def _fail_on(self, sql: str) -> None:
         if sql.startswith(f"INSERT INTO {self.table} "):
             raise sqlite3.OperationalError("database or disk is full (injected)")
-        return self.inner.executemany(sql, params)

@@ -16,7 +16,7 @@ import inspect
 
 from . import _bm25, _tokens
 from ._bm25 import document_terms, query_terms
-from ._conn import Conn, Cursor
+from ._conn import Conn, Cursor, Statement
 from ._merger import IndexMerger, WriterGate
 from ._mirror import SearchMirror
 from ._tokenised import TokenisedDocuments, keep_documents, tokenise_documents
@@ -25,6 +25,7 @@ from ._tokens import comparable as comparable_text
 from ._tokens import normalised as normalised_text
 from ._transactions import Transaction, merge_due, merge_takes, ranked_per_scope, ranked_reads
 from ._writes import (
+    document_writes,
     drop_index,
     forget_documents,
     index_document,
@@ -48,11 +49,13 @@ __all__ = [
     "IndexMerger",
     "SearchMirror",
     "SearchQuery",
+    "Statement",
     "TokenisedDocuments",
     "Transaction",
     "WriterGate",
     "comparable_text",
     "document_terms",
+    "document_writes",
     "drop_index",
     "first_match",
     "forget_documents",

@@ -26,12 +26,21 @@ class Cursor(Protocol):
     def __iter__(self) -> Iterator[Any]: ...
 
 
+# A statement with its parameter rows: run once per row (an INSERT: one multi-row statement).
+Statement = tuple[str, Sequence[Sequence[object]]]
+
+
 class Conn(Protocol):
     """The part of a DB-API connection search and the store use, with `?` parameters whatever the driver."""
 
     def execute(self, sql: str, params: Sequence[object] = ()) -> Cursor: ...
 
     def executemany(self, sql: str, params: Iterable[Sequence[object]]) -> Cursor: ...
+
+    def execute_all(self, statements: Sequence[Statement]) -> None:
+        """Run the statements in order, reading no answers: on OceanBase in one round trip (a
+        failing statement raises, and the ones after it do not run)."""
+        ...
 
     def stream(self, sql: str) -> Cursor:
         """A query whose rows arrive as they are fetched, not all at once (read them all before

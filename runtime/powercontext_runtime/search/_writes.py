@@ -11,7 +11,7 @@ import numpy.typing as npt
 
 from . import _limits, _log
 from ._bm25 import document_terms
-from ._conn import Conn, marks
+from ._conn import Conn, Statement, marks
 from ._postings import pack_postings, packed_rows, unpack_postings
 from ._tokenised import TokenisedDocuments, tokenise_documents
 
@@ -37,47 +37,72 @@ def write_documents(
     smallest key."""
     if not doc_keys:
         return
-    count, segment = len(doc_keys), min(doc_keys)
-    conn.execute(
+    # The counts first, then the generation as they left it: this write's own, whatever ran before.
+    conn.executemany(*_counts(scope_key, family, doc_keys, tokenised))
+    before = _generation(conn, scope_key, family) - len(doc_keys)
+    conn.execute_all(_rows(scope_key, family, doc_keys, tokenised, before))
+
+
+def document_writes(
+    scope_key: int, family: str, doc_keys: Sequence[int], tokenised: TokenisedDocuments, generation: int
+) -> list[Statement]:
+    """The statements of `write_documents`, given the family's `generation` before them (0 when
+    it has none yet) as the caller read it under the Scope's row lock: every writer of a Scope's
+    index holds that lock, so no other write comes between. For the caller to send with its own."""
+    if not doc_keys:
+        return []
+    return [
+        _counts(scope_key, family, doc_keys, tokenised),
+        *_rows(scope_key, family, doc_keys, tokenised, generation),
+    ]
+
+
+def _counts(scope_key: int, family: str, doc_keys: Sequence[int], tokenised: TokenisedDocuments) -> Statement:
+    """The family's documents, total length and generation, each counting the documents in."""
+    count = len(doc_keys)
+    return (
         "INSERT INTO search_stats (scope_key, family, documents, total_length, generation) VALUES (?, ?, ?, ?, ?)"
         " ON CONFLICT (scope_key, family) DO UPDATE SET documents = documents + excluded.documents,"
         " total_length = total_length + excluded.total_length, generation = generation + excluded.generation",
-        (scope_key, family, count, sum(tokenised.lengths), count),
+        [(scope_key, family, count, sum(tokenised.lengths), count)],
     )
-    last = _generation(conn, scope_key, family)
+
+
+def _rows(
+    scope_key: int, family: str, doc_keys: Sequence[int], tokenised: TokenisedDocuments, generation: int
+) -> list[Statement]:
+    """The documents' rows, their log row and postings (or a deferral), after `generation`."""
+    count, segment = len(doc_keys), min(doc_keys)
+    last = generation + count
     keys = np.asarray(doc_keys, np.int64)
-    conn.executemany(
-        "INSERT INTO search_docs (family, doc_key, scope_key, length, segment) VALUES (?, ?, ?, ?, ?)",
-        [
-            (family, key, scope_key, length, segment)
-            for key, length in zip(doc_keys, tokenised.lengths, strict=True)
-        ],
-    )
-    conn.execute(
-        "INSERT INTO search_log (scope_key, family, generation, doc_key, added) VALUES (?, ?, ?, ?, ?)",
-        (scope_key, family, last, segment, _log.pack(segment, keys, tokenised.logged)),
-    )
+    statements: list[Statement] = [
+        (
+            "INSERT INTO search_docs (family, doc_key, scope_key, length, segment) VALUES (?, ?, ?, ?, ?)",
+            [
+                (family, key, scope_key, length, segment)
+                for key, length in zip(doc_keys, tokenised.lengths, strict=True)
+            ],
+        ),
+        (
+            "INSERT INTO search_log (scope_key, family, generation, doc_key, added) VALUES (?, ?, ?, ?, ?)",
+            [(scope_key, family, last, segment, _log.pack(segment, keys, tokenised.logged))],
+        ),
+    ]
     if count >= _limits.DEFER_DOCUMENTS:
-        _defer(conn, scope_key, family, last, count)
+        statements.append(_deferred(scope_key, family, last, count))
     else:
-        _insert_segment(
-            conn,
-            scope_key,
-            family,
-            segment,
-            tokenised.terms,
-            tokenised.bounds,
-            keys[tokenised.positions],
-            tokenised.tfs,
+        held = keys[tokenised.positions]
+        statements.append(
+            _segment(scope_key, family, segment, tokenised.terms, tokenised.bounds, held, tokenised.tfs)
         )
     if (
-        last // _limits.PRUNE_EVERY != (last - count) // _limits.PRUNE_EVERY
+        last // _limits.PRUNE_EVERY != generation // _limits.PRUNE_EVERY
     ):  # crossed a multiple, as one by one would
-        _prune(conn, scope_key, family, last)
+        statements.append(_pruning(scope_key, family, last))
+    return statements
 
 
-def _insert_segment(
-    conn: Conn,
+def _segment(
     scope_key: int,
     family: str,
     segment: int,
@@ -85,11 +110,11 @@ def _insert_segment(
     bounds: Sequence[int],
     held: npt.NDArray[np.int64],
     tfs: npt.NDArray[np.int32],
-) -> None:
+) -> Statement:
     """A row per term: term i's postings are the documents held[bounds[i]:bounds[i + 1]] with
     their term frequencies."""
     # In primary-key order (by term): the B-tree then fills page by page instead of all over.
-    conn.executemany(
+    return (
         "INSERT INTO search_segments (scope_key, family, term, segment, postings) VALUES (?, ?, ?, ?, ?)",
         [
             (scope_key, family, term, segment, packed)
@@ -98,13 +123,13 @@ def _insert_segment(
     )
 
 
-def _defer(conn: Conn, scope_key: int, family: str, generation: int, count: int) -> None:
+def _deferred(scope_key: int, family: str, generation: int, count: int) -> Statement:
     """Leave a large write's postings in its log row. Once the family's deferred writes hold
     MERGE_DOCUMENTS documents, the store's merger merges them into a run (`_merge.py`),
     after this write's request has been answered."""
-    conn.execute(
+    return (
         "INSERT INTO search_pending (scope_key, family, generation, documents) VALUES (?, ?, ?, ?)",
-        (scope_key, family, generation, count),
+        [(scope_key, family, generation, count)],
     )
 
 
@@ -157,9 +182,8 @@ def unindex_document(conn: Conn, scope_key: int, family: str, doc_key: int, text
 def _drop_postings(
     conn: Conn, scope_key: int, family: str, segment: int, doc_key: int, terms: list[str]
 ) -> None:
-    """Take the document out of its segment's or run's rows: one read of both tables, then a
-    statement per kind of change (each a round trip on OceanBase); a row left without postings is
-    deleted."""
+    """Take the document out of its segment's or run's rows: one read of both tables, then the
+    changes (one round trip on OceanBase); a row left without postings is deleted."""
     where = f"scope_key = ? AND family = ? AND segment = ? AND term IN ({marks(terms)})"
     params = (scope_key, family, segment, *terms)
     rewritten: dict[str, list[tuple[int | bytes, int, str, str, int]]] = {
@@ -181,18 +205,23 @@ def _drop_postings(
             rewritten[name].append((packed_kept, scope_key, family, term, segment))
         else:
             emptied[name].append(term)
+    changes: list[Statement] = []
     for name in _POSTINGS_TABLES:
-        if rewritten[name]:
-            conn.executemany(
+        changes.append(
+            (
                 f"UPDATE {name} SET postings = ? WHERE scope_key = ? AND family = ? AND term = ? AND segment = ?",
                 rewritten[name],
             )
+        )
         if emptied[name]:
-            conn.execute(
-                f"DELETE FROM {name} WHERE scope_key = ? AND family = ? AND segment = ?"
-                f" AND term IN ({marks(emptied[name])})",
-                (scope_key, family, segment, *emptied[name]),
+            changes.append(
+                (
+                    f"DELETE FROM {name} WHERE scope_key = ? AND family = ? AND segment = ?"
+                    f" AND term IN ({marks(emptied[name])})",
+                    [(scope_key, family, segment, *emptied[name])],
+                )
             )
+    conn.execute_all(changes)  # an UPDATE per term, all in one round trip on OceanBase
 
 
 def forget_documents(conn: Conn, scope_key: int, family: str, doc_keys: Sequence[int]) -> None:
@@ -203,6 +232,7 @@ def forget_documents(conn: Conn, scope_key: int, family: str, doc_keys: Sequence
     if not doc_keys:
         return
     gone = set(doc_keys)
+    rewrites: list[tuple[bytes, int, str, int]] = []
     for generation, base, added in conn.execute(
         "SELECT generation, doc_key, added FROM search_log WHERE scope_key = ? AND family = ?"
         " AND added IS NOT NULL AND doc_key <= ?",
@@ -210,10 +240,9 @@ def forget_documents(conn: Conn, scope_key: int, family: str, doc_keys: Sequence
     ).fetchall():
         rewritten = _log.without_documents(int(base), bytes(added), gone)
         if rewritten is not None:
-            conn.execute(
-                "UPDATE search_log SET added = ? WHERE scope_key = ? AND family = ? AND generation = ?",
-                (rewritten, scope_key, family, generation),
-            )
+            rewrites.append((rewritten, scope_key, family, int(generation)))
+    sql = "UPDATE search_log SET added = ? WHERE scope_key = ? AND family = ? AND generation = ?"
+    conn.execute_all([(sql, rewrites)])
 
 
 def drop_index(conn: Conn, scope_key: int | None = None) -> None:
@@ -264,10 +293,14 @@ def _generation(conn: Conn, scope_key: int, family: str) -> int:
 
 
 def _prune(conn: Conn, scope_key: int, family: str, generation: int) -> None:
+    conn.executemany(*_pruning(scope_key, family, generation))
+
+
+def _pruning(scope_key: int, family: str, generation: int) -> Statement:
     """Forget log rows older than LOG_RETAIN generations, but a deferred write's (its postings are
     only there)."""
-    conn.execute(
+    return (
         "DELETE FROM search_log WHERE scope_key = ? AND family = ? AND generation <= ? AND generation NOT IN"
         " (SELECT generation FROM search_pending WHERE scope_key = ? AND family = ?)",
-        (scope_key, family, generation - _limits.LOG_RETAIN, scope_key, family),
+        [(scope_key, family, generation - _limits.LOG_RETAIN, scope_key, family)],
     )

@@ -29,9 +29,10 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from . import mysql_schema, sqlite_schema
+from . import mysql_pipeline, mysql_schema, sqlite_schema
 from .conn import Conn as Conn  # re-exported: older callers import the protocols from here
 from .conn import Cursor as Cursor
+from .conn import Statement
 from .migrations import Migration
 from .sqlite_checkpoint import AUTOCHECKPOINT_BACKSTOP_PAGES, WAL_CEILING_BYTES, WalCheckpointer
 
@@ -97,6 +98,10 @@ class _SqliteConn:
 
     def executemany(self, sql: str, params: Iterable[Sequence[object]]) -> Cursor:
         return self.raw.executemany(self._spell(sql), params)
+
+    def execute_all(self, statements: Sequence[Statement]) -> None:
+        for sql, rows in statements:
+            self.raw.executemany(self._spell(sql), rows)
 
     def stream(self, sql: str) -> Cursor:
         return self.raw.execute(self._spell(sql))  # SQLite steps through rows as they are fetched
@@ -218,6 +223,16 @@ class _MysqlConn:
             cursor.executemany(self._spell(sql), rows)
         return cursor  # type: ignore[no-any-return]
 
+    def execute_all(self, statements: Sequence[Statement]) -> None:
+        cursor = self.raw.cursor()
+        rendered = (
+            statement
+            for sql, rows in statements
+            for statement in mysql_pipeline.statements(cursor, self._spell(sql), rows)
+        )
+        for query in mysql_pipeline.queries(rendered):
+            mysql_pipeline.run(cursor, query)
+
     def stream(self, sql: str) -> Cursor:
         import pymysql
 
@@ -332,6 +347,7 @@ class MysqlBackend:
     def _open(self) -> Any:
         """A session, every step of which (TCP, login, setup) waits at most `connect_timeout`."""
         import pymysql
+        from pymysql.constants import CLIENT
 
         short = self.target.connect_timeout
         raw = pymysql.connect(
@@ -345,6 +361,8 @@ class MysqlBackend:
             connect_timeout=short,
             read_timeout=short,
             write_timeout=short,
+            # For `execute_all`: a write's statements in one round trip (mysql_pipeline.py).
+            client_flag=CLIENT.MULTI_STATEMENTS,
         )
         try:
             with raw.cursor() as cursor:

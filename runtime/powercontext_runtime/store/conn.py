@@ -7,6 +7,6 @@ import `backends` (which imports the schemas).
 
 from __future__ import annotations
 
-from ..search import Conn, Cursor
+from ..search import Conn, Cursor, Statement
 
-__all__ = ["Conn", "Cursor"]
+__all__ = ["Conn", "Cursor", "Statement"]
