@@ -8,6 +8,10 @@ against two processes on the one database, and whether a write one process ackno
 at once through the other. Prints a table and writes bench/results/scale.json.
 
     python -m bench.scale [--entries 1000000] [--oceanbase-entries 200000] [--databases sqlite,oceanbase]
+                          [--keep DIR]
+
+With `--keep DIR` a second run (say, of another commit, its code first on PYTHONPATH) measures the
+same SQLite database again, so two commits are compared on the same data in one session.
 
 Not part of make test: `make bench-scale` runs it (about 15 minutes on 2 cores).
 """
@@ -144,48 +148,71 @@ def visible_at_once(writer: Client, reader: Client) -> int:
 
 
 def measure(name: str, entries: int, scratch: Path) -> dict[str, Any]:
-    scratch.mkdir(parents=True)
+    """The figures of one database. A SQLite database `scratch` already holds from an earlier run
+    with `--keep` is measured again without ingesting (to compare two commits on one database)."""
+    kept = scratch / "ingest.json"
+    if name == "sqlite" and kept.exists():
+        return _measure_reads(name, scratch, json.loads(kept.read_text()))
+    scratch.mkdir(parents=True, exist_ok=True)
+    with database(name, scratch) as url:
+        out = _ingested(url, entries, scratch)
+        if name == "sqlite":
+            kept.write_text(json.dumps(out) + "\n")
+        return _reads(url, scratch, out)
+
+
+def _measure_reads(name: str, scratch: Path, out: dict[str, Any]) -> dict[str, Any]:
+    with database(name, scratch) as url:
+        return _reads(url, scratch, out)
+
+
+def _ingested(url: str, entries: int, scratch: Path) -> dict[str, Any]:
+    out: dict[str, Any] = {"entries": entries}
+    loader = ServerProcess(url, scratch / "server-load.log")
+    client = Client(loader.port)
+    try:
+        _post(client, "/v1/scopes", {"scope_id": SCOPE})
+        print(f"ingesting {entries:,} entries into one Scope", flush=True)
+        began = time.perf_counter()
+        out["ingest_per_tenth"] = ingest(client, entries)
+        out["ingest_seconds"] = time.perf_counter() - began
+    finally:
+        client.close()
+        loader.stop()
+    out["bytes_on_disk"] = size_on_disk(scratch)
+    return out
+
+
+def _reads(url: str, scratch: Path, ingested: dict[str, Any]) -> dict[str, Any]:
+    """A fresh process's latencies and memory, then throughput and visibility with two processes."""
+    out = dict(ingested)
     asked = queries()
     bodies = write_bodies(
         scratch / "bodies.txt", [json.dumps(_prepare_body(q), ensure_ascii=False).encode() for q in asked]
     )
-    out: dict[str, Any] = {"entries": entries}
-    with database(name, scratch) as url:
-        loader = ServerProcess(url, scratch / "server-load.log")
-        client = Client(loader.port)
-        try:
-            _post(client, "/v1/scopes", {"scope_id": SCOPE})
-            print(f"{name}: ingesting {entries:,} entries into one Scope", flush=True)
-            began = time.perf_counter()
-            out["ingest_per_tenth"] = ingest(client, entries)
-            out["ingest_seconds"] = time.perf_counter() - began
-        finally:
-            client.close()
-            loader.stop()
-        out["bytes_on_disk"] = size_on_disk(scratch)
-        first = ServerProcess(url, scratch / "server-a.log")
-        second: ServerProcess | None = None
-        client = Client(first.port)
-        try:
-            out["latency"] = latencies(client, asked)
-            out["rss_mib_after_warm"] = first.status_kib("VmRSS") / 1024
-            out["prepares_per_s_one_process"] = throughput([first.port], bodies)
-            second = ServerProcess(url, scratch / "server-b.log")
-            other = Client(second.port)
-            timed_prepare(other, asked[0])  # its own cold start is not the two-process figure
-            out["prepares_per_s_two_processes"] = throughput([first.port, second.port], bodies)
-            out["rss_mib_second_process"] = second.status_kib("VmRSS") / 1024
-            other.close()
-            # Fresh connections: the server closed the idle ones while wrk ran.
-            writer, reader = Client(first.port), Client(second.port)
-            out["visible_at_once"] = f"{visible_at_once(writer, reader)}/{VISIBILITY_CHECKS}"
-            writer.close()
-            reader.close()
-        finally:
-            client.close()
-            first.stop()
-            if second is not None:
-                second.stop()
+    first = ServerProcess(url, scratch / "server-a.log")
+    second: ServerProcess | None = None
+    client = Client(first.port)
+    try:
+        out["latency"] = latencies(client, asked)
+        out["rss_mib_after_warm"] = first.status_kib("VmRSS") / 1024
+        out["prepares_per_s_one_process"] = throughput([first.port], bodies)
+        second = ServerProcess(url, scratch / "server-b.log")
+        other = Client(second.port)
+        timed_prepare(other, asked[0])  # its own cold start is not the two-process figure
+        out["prepares_per_s_two_processes"] = throughput([first.port, second.port], bodies)
+        out["rss_mib_second_process"] = second.status_kib("VmRSS") / 1024
+        other.close()
+        # Fresh connections: the server closed the idle ones while wrk ran.
+        writer, reader = Client(first.port), Client(second.port)
+        out["visible_at_once"] = f"{visible_at_once(writer, reader)}/{VISIBILITY_CHECKS}"
+        writer.close()
+        reader.close()
+    finally:
+        client.close()
+        first.stop()
+        if second is not None:
+            second.stop()
     return out
 
 
@@ -219,12 +246,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--databases", default="sqlite,oceanbase", help="Comma-separated backends.")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        default=None,
+        help="Keep the databases in this directory; a SQLite one found there is measured again without ingesting.",
+    )
     args = parser.parse_args(argv)
     results: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory(prefix="pc-scale-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="pc-scale-") as temporary:
+        scratch = args.keep or Path(temporary)
         for name in args.databases.split(","):
             entries = args.oceanbase_entries if name == "oceanbase" else args.entries
-            results[name] = measure(name, entries, Path(scratch) / name)
+            results[name] = measure(name, entries, scratch / name)
     report(results)
     args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     return 0
