@@ -132,7 +132,9 @@ def small_families(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, Weighted, i
     alive = np.array(draw(st.lists(st.booleans(), min_size=count, max_size=count)), np.bool_)
     weighted: Weighted = []
     for _ in range(draw(st.integers(min_value=2, max_value=5))):
-        slots = sorted(draw(st.sets(st.integers(min_value=0, max_value=count - 1), min_size=1, max_size=count)))
+        slots = sorted(
+            draw(st.sets(st.integers(min_value=0, max_value=count - 1), min_size=1, max_size=count))
+        )
         added = np.array([draw(ADDED) for _ in slots], np.float64)
         weighted.append((TermPostings(np.array(slots, np.int32), np.ones(len(slots), np.float32)), added))
     return keys, alive, weighted, draw(st.integers(min_value=1, max_value=12)), draw(st.booleans())
@@ -192,7 +194,9 @@ def family(count: int, *terms: dict[int, float]) -> tuple[np.ndarray, np.ndarray
     return np.arange(1, count + 1, dtype=np.int64), np.ones(count, np.bool_), weighted
 
 
-def ranks_exactly(keys: np.ndarray, alive: np.ndarray, weighted: Weighted, limit: int, neighbours: bool) -> None:
+def ranks_exactly(
+    keys: np.ndarray, alive: np.ndarray, weighted: Weighted, limit: int, neighbours: bool
+) -> None:
     documents = documents_of(keys, alive, neighbours, all_alive_as_none=True)
     expected = reference(keys, alive, weighted, limit, neighbours)
     assert pruned_top(documents, bounded(weighted), limit) in (None, expected)
