@@ -140,14 +140,15 @@ def small_families(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, Weighted, i
     return keys, alive, weighted, draw(st.integers(min_value=1, max_value=12)), draw(st.booleans())
 
 
-@settings(max_examples=600)
+@settings(max_examples=600, deadline=None)  # no timing: the machine may be busy
 @given(family=small_families())
 def test_pruned_ranking_of_small_families_with_many_ties(
     family: tuple[np.ndarray, np.ndarray, Weighted, int, bool],
 ) -> None:
     keys, alive, weighted, limit, neighbours = family
     documents = documents_of(keys, alive, neighbours, all_alive_as_none=False)
-    found = pruned_top(documents, bounded(weighted), limit)
+    with mock.patch.object(_prune, "LOOKUP_COST", 0):  # these families are far too small to pay
+        found = pruned_top(documents, bounded(weighted), limit)
     if found is not None:
         assert found == reference(keys, alive, weighted, limit, neighbours)
 
@@ -199,7 +200,8 @@ def ranks_exactly(
 ) -> None:
     documents = documents_of(keys, alive, neighbours, all_alive_as_none=True)
     expected = reference(keys, alive, weighted, limit, neighbours)
-    assert pruned_top(documents, bounded(weighted), limit) in (None, expected)
+    with mock.patch.object(_prune, "LOOKUP_COST", 0):  # however little pruning would save
+        assert pruned_top(documents, bounded(weighted), limit) in (None, expected)
     bounds = [term_bound(postings.slots, added) for postings, added in weighted]
     with mock.patch.object(_prune, "PRUNE_POSTINGS", 0):
         assert top_documents(documents, weighted, bounds, limit) == expected

@@ -35,8 +35,10 @@ from ._neighbours import NEIGHBOUR_WEIGHT, KeyOrder
 MARGIN = 1e-8
 # Pruning pays once a query holds this many postings; fewer are scored whole as fast.
 PRUNE_POSTINGS = 20_000
-# It stops paying when the essential terms hold more than this share of the postings.
-ESSENTIAL_SHARE = 0.25
+# It stops paying when its binary searches, at LOOKUP_COST documents' worth each, would cost more
+# than scoring every document and posting (bench/ranking.py, 1M documents: some 50 ns a lookup
+# against 8 ns a document).
+LOOKUP_COST = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,12 +82,11 @@ def top_documents(
 
 @dataclass(frozen=True, slots=True)
 class _Candidates:
-    """The live documents holding an essential term: slots ascending, their key-order positions
-    (ascending too when the order is by slot) and partial scores, what the other terms can add at
-    most, and a score `limit` of them surely reach."""
+    """The live documents holding an essential term, ascending: by slot, or with the neighbour
+    rule by key-order position; their partial scores; what the other terms add at most (`rest`);
+    and a rounded score `limit` documents surely reach (`threshold`)."""
 
-    slots: npt.NDArray[np.int32]
-    positions: npt.NDArray[np.intp] | None
+    at: npt.NDArray[np.intp]
     partial: npt.NDArray[np.float64]
     rest: float
     threshold: float
@@ -96,43 +97,50 @@ def pruned_top(
 ) -> list[tuple[int, float]] | None:
     """`scored_documents` over `terms` (in query order) without scoring every document, or None
     when no small set of essential terms rules the others out."""
-    candidates = _essential(documents, terms, limit)
-    if candidates is None:
+    found = _essential(documents, terms, limit)
+    if found is None:
         return None
     order = documents.key_order
     if order is None:
-        upper = candidates.partial + candidates.rest
-        kept = candidates.slots[upper >= candidates.threshold - MARGIN]
-        own = exact_scores(terms, kept)
-        return best_of(documents.keys, kept.astype(np.intp), np.round(own, SCORE_DIGITS), limit)
-    assert candidates.positions is not None  # found for a key order
-    return _neighbour_top(documents.keys, order, terms, candidates.positions, candidates, limit)
+        kept = found.at[found.partial + found.rest >= found.threshold - MARGIN]
+        lookups = len(kept) * len(terms)
+    else:
+        kept = _neighbour_survivors(found, _live(order))
+        lookups = 3 * len(kept) * (len(terms) + 3)  # each beside its neighbours, and finding them
+    if not _pays(lookups, documents, terms):
+        return None
+    slots, rounded = _final_scores(order, terms, kept)
+    return best_of(documents.keys, slots, rounded, limit)
 
 
 def _essential(documents: Documents, terms: Sequence[BoundedTerm], limit: int) -> _Candidates | None:
     """The candidates of the fewest highest-bound terms that rule out every other document."""
     by_bound = sorted(range(len(terms)), key=lambda i: -terms[i].bound)
-    budget = ESSENTIAL_SHARE * sum(len(term.slots) for term in terms)
-    reach = 1.0 if documents.key_order is None else 1.0 + NEIGHBOUR_WEIGHT
+    order = documents.key_order
+    reach = 1.0 if order is None else 1.0 + NEIGHBOUR_WEIGHT
     held = 0
     for count in range(1, len(terms)):
         held += len(terms[by_bound[count - 1]].slots)
-        if held > budget:
+        if not _pays(held, documents, terms):
             return None
         rest = math.fsum(terms[i].bound for i in by_bound[count:])
-        slots, partial = _partial_scores(documents, [terms[i] for i in by_bound[:count]])
-        positions = _positions(documents.key_order, slots)
-        threshold = _threshold(partial, positions, limit)
+        at, partial = _partial_scores(documents, [terms[i] for i in by_bound[:count]])
+        threshold = _threshold(order, terms, at, partial, limit)
         if reach * rest < threshold - MARGIN:
-            return _Candidates(slots, positions, partial, rest, threshold)
+            return _Candidates(at, partial, rest, threshold)
     return None
+
+
+def _pays(lookups: int, documents: Documents, terms: Sequence[BoundedTerm]) -> bool:
+    """Whether `lookups` binary searches cost less than scoring every document and posting."""
+    return lookups * LOOKUP_COST <= len(documents.keys) + sum(len(term.slots) for term in terms)
 
 
 def _partial_scores(
     documents: Documents, essential: Sequence[BoundedTerm]
-) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]:
-    """The live documents holding an essential term (slots ascending) and the sum of what those
-    terms add to each: a lower bound of its score."""
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]:
+    """The live documents holding an essential term, ascending by slot or, with a key order, by
+    position in it, and the sum of what those terms add to each: a lower bound of its score."""
     if len(essential) == 1:
         slots, partial = essential[0].slots, essential[0].added
     else:
@@ -146,93 +154,116 @@ def _partial_scores(
     if documents.alive is not None:
         live = documents.alive[slots]
         slots, partial = slots[live], partial[live]
-    return slots, partial
+    order = documents.key_order
+    if order is None or order.slots is None or order.positions is None:
+        return slots.astype(np.intp), partial
+    positions = order.positions[slots]
+    ascending = np.argsort(positions, kind="stable")
+    return positions[ascending], partial[ascending]
 
 
-def _positions(order: KeyOrder | None, slots: npt.NDArray[np.int32]) -> npt.NDArray[np.intp] | None:
-    """Where live `slots` stand in key order (None: no neighbours, no order to keep)."""
-    if order is None:
-        return None
-    if order.slots is None or order.positions is None:
-        return slots.astype(np.intp)
-    return order.positions[slots]
+# Candidates scored exactly, per place in the limit, to raise the threshold.
+_SAMPLED = 4
 
 
-def _threshold(partial: npt.NDArray[np.float64], positions: npt.NDArray[np.intp] | None, limit: int) -> float:
-    """A raw score `limit` of the candidates surely reach (0 when fewer surely match): each one
-    whose partial score is above 1e-9 matches (its own score rounds above 0) and scores at least
-    that, plus, with neighbours, NEIGHBOUR_WEIGHT times its better candidate neighbour's."""
+def _threshold(
+    order: KeyOrder | None,
+    terms: Sequence[BoundedTerm],
+    at: npt.NDArray[np.intp],
+    partial: npt.NDArray[np.float64],
+    limit: int,
+) -> float:
+    """A rounded score `limit` documents surely reach (0.0 when fewer are known to): the
+    limit-th best exact score of the candidates with the best lower bounds (the partial score,
+    and with neighbours half the better adjacent candidate's). Each of them matches if its
+    partial score is above 1e-9, as its own then rounds above 0."""
     lower = partial
-    if positions is not None:
-        ordered = np.argsort(positions, kind="stable")
-        lower = np.empty_like(partial)
-        lower[ordered] = partial[ordered] + NEIGHBOUR_WEIGHT * _adjacent_best(
-            positions[ordered], partial[ordered], 0.0
-        )
-    sure = lower[partial > 1e-9]
+    if order is not None:
+        lower = partial + NEIGHBOUR_WEIGHT * _adjacent_best(at, partial)
+    sure = np.flatnonzero(partial > 1e-9)
     if sure.size < limit:
         return 0.0
-    return float(np.partition(sure, sure.size - limit)[sure.size - limit])
+    sampled = min(sure.size, _SAMPLED * limit)
+    best = sure[np.argpartition(lower[sure], sure.size - sampled)[sure.size - sampled :]]
+    best.sort()
+    rounded = _final_scores(order, terms, at[best])[1]
+    rounded = rounded[rounded > 0.0]
+    if rounded.size < limit:
+        return 0.0
+    return float(np.partition(rounded, rounded.size - limit)[rounded.size - limit])
 
 
 def _adjacent_best(
-    positions: npt.NDArray[np.intp], values: npt.NDArray[np.float64], absent: float
+    positions: npt.NDArray[np.intp], values: npt.NDArray[np.float64]
 ) -> npt.NDArray[np.float64]:
     """For each of the ascending key-order `positions`, the larger value of those one before and
-    one after it; a neighbour not among them counts `absent`."""
-    best = np.full(len(values), absent)
+    one after it (0.0 for a neighbour not among them)."""
+    best = np.zeros(len(values))
     if len(values) > 1:
         before = positions[1:] - positions[:-1] == 1
-        best[1:][before] = np.maximum(best[1:][before], values[:-1][before])
+        best[1:][before] = values[:-1][before]
         best[:-1][before] = np.maximum(best[:-1][before], values[1:][before])
     return best
 
 
-def exact_scores(terms: Sequence[BoundedTerm], slots: npt.NDArray[np.int32]) -> npt.NDArray[np.float64]:
+def _neighbour_survivors(found: _Candidates, live: int) -> npt.NDArray[np.intp]:
+    """The key-order positions, ascending, of the candidates and the documents beside them whose
+    score can reach the threshold. A candidate scores at most its partial score plus `rest`, any
+    other document `rest`, and a hit gains half the most its better neighbour can score."""
+    at, rest, floor = found.at, found.rest, found.threshold - MARGIN
+    own = found.partial + rest
+    next_joined = np.zeros(len(at), np.bool_)  # the next candidate stands just after this one
+    next_joined[:-1] = at[1:] - at[:-1] == 1
+    previous_joined = np.roll(next_joined, 1)
+    before_up = np.where(previous_joined, np.roll(own, 1), rest)
+    after_up = np.where(next_joined, np.roll(own, -1), rest)
+    kept = [at[own + NEIGHBOUR_WEIGHT * np.maximum(before_up, after_up) >= floor]]
+    # A document beside a candidate, not one itself, is checked once beside each candidate it
+    # touches: between two, it passes beside the stronger if it can pass at all.
+    beside = rest + NEIGHBOUR_WEIGHT * own >= floor
+    kept.append((at + 1)[beside & ~next_joined & (at + 1 < live)])
+    kept.append((at - 1)[beside & ~previous_joined & (at > 0)])
+    return _ascending_once(np.concatenate(kept))
+
+
+def _final_scores(
+    order: KeyOrder | None, terms: Sequence[BoundedTerm], kept: npt.NDArray[np.intp]
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]:
+    """The slots of the `kept` documents (ascending slots, or key-order positions) that match, and
+    their rounded scores exactly as `scored_documents` computes them."""
+    if order is None:
+        return kept, np.round(exact_scores(terms, kept), SCORE_DIGITS)
+    # Each one's score needs its neighbours' too.
+    live = _live(order)
+    scored = _ascending_once(np.concatenate((kept - 1, kept, kept + 1)))
+    scored = scored[(scored >= 0) & (scored < live)]
+    own = exact_scores(terms, _slots_at(order, scored))
+    nearest = np.maximum(_at(scored, own, kept - 1), _at(scored, own, kept + 1))
+    at, rescored = neighbour_scores(kept, _at(scored, own, kept), nearest)
+    return _slots_at(order, at), rescored
+
+
+def exact_scores(terms: Sequence[BoundedTerm], slots: npt.NDArray[np.intp]) -> npt.NDArray[np.float64]:
     """The raw scores of `slots` as `scored_documents` sums them: from 0.0, each term's
     contribution in query order (adding 0.0 for a term a document lacks changes nothing)."""
+    wanted = slots.astype(np.int32)  # as the postings' slots: searching them then copies nothing
     scores = np.zeros(len(slots))
     for term in terms:
-        scores += _contributions_at(term, slots)
+        at = np.searchsorted(term.slots, wanted)
+        np.minimum(at, len(term.slots) - 1, out=at)
+        scores += np.where(term.slots[at] == wanted, term.added[at], 0.0)
     return scores
 
 
-def _contributions_at(term: BoundedTerm, slots: npt.NDArray[np.int32]) -> npt.NDArray[np.float64]:
-    """What `term` adds to each of `slots` (0.0 where it has no posting), by binary search."""
-    at = np.searchsorted(term.slots, slots)
-    np.minimum(at, len(term.slots) - 1, out=at)
-    return np.where(term.slots[at] == slots, term.added[at], 0.0)
-
-
-def _neighbour_top(
-    keys: npt.NDArray[np.int64],
-    order: KeyOrder,
-    terms: Sequence[BoundedTerm],
-    at_order: npt.NDArray[np.intp],
-    candidates: _Candidates,
-    limit: int,
-) -> list[tuple[int, float]]:
-    """`pruned_top` with the neighbour rule: the candidates (at key-order positions `at_order`)
-    and the documents beside them that can still rank, scored exactly with their neighbours."""
-    live = order.count if order.slots is None else len(order.slots)
-    ordered = np.argsort(at_order, kind="stable")
-    positions, partial = at_order[ordered], candidates.partial[ordered]
-    # Everyone who might rank: a candidate or a document beside one.
-    near = np.unique(np.concatenate((positions - 1, positions, positions + 1)))
-    near = near[(near >= 0) & (near < live)]
-    own_upper = _at(positions, partial, near) + candidates.rest
-    nearest_upper = np.maximum(
-        _upper_at(positions, partial, candidates.rest, near - 1, live),
-        _upper_at(positions, partial, candidates.rest, near + 1, live),
-    )
-    kept = near[own_upper + NEIGHBOUR_WEIGHT * nearest_upper >= candidates.threshold - MARGIN]
-    # Their exact scores need their neighbours' too.
-    scored = np.unique(np.concatenate((kept - 1, kept, kept + 1)))
-    scored = scored[(scored >= 0) & (scored < live)]
-    own = exact_scores(terms, _slots_at(order, scored).astype(np.int32))
-    nearest = np.maximum(_at(scored, own, kept - 1), _at(scored, own, kept + 1))
-    at, rescored = neighbour_scores(kept, _at(scored, own, kept), nearest)
-    return best_of(keys, _slots_at(order, at), rescored, limit)
+def _ascending_once(values: npt.NDArray[np.intp]) -> npt.NDArray[np.intp]:
+    """`values` sorted, each once (sorting small arrays: np.unique hashes, slower here)."""
+    values = np.sort(values)
+    if len(values) > 1:
+        fresh = np.empty(len(values), np.bool_)
+        fresh[0] = True
+        np.not_equal(values[1:], values[:-1], out=fresh[1:])
+        values = values[fresh]
+    return values
 
 
 def _at(
@@ -246,17 +277,8 @@ def _at(
     return np.where(positions[at] == wanted, values[at], 0.0)
 
 
-def _upper_at(
-    positions: npt.NDArray[np.intp],
-    partial: npt.NDArray[np.float64],
-    rest: float,
-    wanted: npt.NDArray[np.intp],
-    live: int,
-) -> npt.NDArray[np.float64]:
-    """The most a live document at each `wanted` key-order position can score on its own (0.0
-    for a position beyond either end)."""
-    inside = (wanted >= 0) & (wanted < live)
-    return np.where(inside, _at(positions, partial, wanted) + rest, 0.0)
+def _live(order: KeyOrder) -> int:
+    return order.count if order.slots is None else len(order.slots)
 
 
 def _slots_at(order: KeyOrder, positions: npt.NDArray[np.intp]) -> npt.NDArray[np.intp]:
