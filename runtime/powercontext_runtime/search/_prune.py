@@ -21,7 +21,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -119,12 +118,14 @@ def _essential(documents: Documents, terms: Sequence[BoundedTerm], limit: int) -
     order = documents.key_order
     reach = 1.0 if order is None else 1.0 + NEIGHBOUR_WEIGHT
     held = 0
+    at, partial = np.zeros(0, np.intp), np.zeros(0)
     for count in range(1, len(terms)):
-        held += len(terms[by_bound[count - 1]].slots)
+        added = terms[by_bound[count - 1]]
+        held += len(added.slots)
         if not _pays(held, documents, terms):
             return None
+        at, partial = _merged(at, partial, *_live_postings(documents, added))
         rest = math.fsum(terms[i].bound for i in by_bound[count:])
-        at, partial = _partial_scores(documents, [terms[i] for i in by_bound[:count]])
         threshold = _threshold(order, terms, at, partial, limit)
         if reach * rest < threshold - MARGIN:
             return _Candidates(at, partial, rest, threshold)
@@ -136,30 +137,38 @@ def _pays(lookups: int, documents: Documents, terms: Sequence[BoundedTerm]) -> b
     return lookups * LOOKUP_COST <= len(documents.keys) + sum(len(term.slots) for term in terms)
 
 
-def _partial_scores(
-    documents: Documents, essential: Sequence[BoundedTerm]
+def _live_postings(
+    documents: Documents, term: BoundedTerm
 ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]:
-    """The live documents holding an essential term, ascending by slot or, with a key order, by
-    position in it, and the sum of what those terms add to each: a lower bound of its score."""
-    if len(essential) == 1:
-        slots, partial = essential[0].slots, essential[0].added
-    else:
-        slots, inverse = np.unique(np.concatenate([term.slots for term in essential]), return_inverse=True)
-        weights = np.concatenate([term.added for term in essential])
-        # With weights, bincount sums float64 (its stubs only know the integer form).
-        partial = cast(
-            "npt.NDArray[np.float64]",
-            np.bincount(inverse.reshape(-1), weights=weights, minlength=len(slots)),
-        )
+    """The live documents holding `term`, ascending by slot or, with a key order, by position in
+    it, and what the term adds to each."""
+    slots, added = term.slots, term.added
     if documents.alive is not None:
         live = documents.alive[slots]
-        slots, partial = slots[live], partial[live]
+        slots, added = slots[live], added[live]
     order = documents.key_order
     if order is None or order.slots is None or order.positions is None:
-        return slots.astype(np.intp), partial
+        return slots.astype(np.intp), added
     positions = order.positions[slots]
     ascending = np.argsort(positions, kind="stable")
-    return positions[ascending], partial[ascending]
+    return positions[ascending], added[ascending]
+
+
+def _merged(
+    at: npt.NDArray[np.intp],
+    partial: npt.NDArray[np.float64],
+    more: npt.NDArray[np.intp],
+    added: npt.NDArray[np.float64],
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]:
+    """Two ascending runs of documents and their partial scores as one, a document in both summed:
+    a lower bound of each one's score. (A stable sort merges two sorted runs in linear time.)"""
+    if len(at) == 0:
+        return more, added
+    joined = np.concatenate((at, more))
+    ascending = np.argsort(joined, kind="stable")
+    joined, values = joined[ascending], np.concatenate((partial, added))[ascending]
+    starts = np.flatnonzero(np.concatenate(([True], joined[1:] != joined[:-1])))
+    return joined[starts], np.add.reduceat(values, starts)
 
 
 # Candidates scored exactly, per place in the limit, to raise the threshold.
