@@ -113,7 +113,7 @@ def test_pruned_ranking_equals_scoring_every_document_on_random_families() -> No
         if found is not None:
             pruned += 1
             assert found == expected, case
-        with mock.patch.object(_prune, "PRUNE_POSTINGS", 0):
+        with mock.patch.object(_prune, "PRUNE_POSTINGS", 0), mock.patch.object(_prune, "PRUNE_LIMIT", 64):
             bounds = [term_bound(postings.slots, added) for postings, added in weighted]
             assert top_documents(documents, weighted, bounds, limit) == expected, case
     assert pruned >= cases // 3  # the pruned path itself was checked, not only its fallback
@@ -203,7 +203,7 @@ def ranks_exactly(
     with mock.patch.object(_prune, "LOOKUP_COST", 0):  # however little pruning would save
         assert pruned_top(documents, bounded(weighted), limit) in (None, expected)
     bounds = [term_bound(postings.slots, added) for postings, added in weighted]
-    with mock.patch.object(_prune, "PRUNE_POSTINGS", 0):
+    with mock.patch.object(_prune, "PRUNE_POSTINGS", 0), mock.patch.object(_prune, "PRUNE_LIMIT", 64):
         assert top_documents(documents, weighted, bounds, limit) == expected
 
 

@@ -32,8 +32,11 @@ from ._neighbours import NEIGHBOUR_WEIGHT, KeyOrder
 # 1e-13 here) and the 1.25e-9 that rounding own, neighbour and sum can move a score, so a
 # document left out rounds strictly below `limit` kept ones and cannot even tie with them.
 MARGIN = 1e-8
-# Pruning pays once a query holds this many postings; fewer are scored whole as fast.
+# Pruning pays once a query holds this many postings (fewer are scored whole as fast), and for
+# limits up to PRUNE_LIMIT: a deeper limit lowers the threshold, and at 32 or 64 the candidates
+# left cost more than scoring everything (bench/ranking.py).
 PRUNE_POSTINGS = 20_000
+PRUNE_LIMIT = 16
 # It stops paying when its binary searches, at LOOKUP_COST documents' worth each, would cost more
 # than scoring every document and posting (bench/ranking.py, 1M documents: some 50 ns a lookup
 # against 8 ns a document).
@@ -66,7 +69,11 @@ def top_documents(
 ) -> list[tuple[int, float]]:
     """`scored_documents(documents, weighted, limit)`, pruned where that pays; `bounds` holds
     each term's `term_bound`."""
-    if len(weighted) > 1 and sum(len(postings.slots) for postings, _ in weighted) >= PRUNE_POSTINGS:
+    if (
+        len(weighted) > 1
+        and limit <= PRUNE_LIMIT
+        and sum(len(postings.slots) for postings, _ in weighted) >= PRUNE_POSTINGS
+    ):
         terms = [
             BoundedTerm(postings.slots, added, bound)
             for (postings, added), bound in zip(weighted, bounds, strict=True)
