@@ -41,6 +41,10 @@ PRUNE_LIMIT = 16
 # than scoring every document and posting (bench/ranking.py, 1M documents: some 50 ns a lookup
 # against 8 ns a document).
 LOOKUP_COST = 8
+# The postings of the essential terms (each read, sorted and merged) may be at most this share of
+# that cost, so that a query that prunes, or tries to and gives way, stays well below scoring
+# everything.
+ESSENTIAL_SHARE = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,39 +113,86 @@ def pruned_top(
     order = documents.key_order
     if order is None:
         kept = found.at[found.partial + found.rest >= found.threshold - MARGIN]
-        lookups = len(kept) * len(terms)
     else:
         kept = _neighbour_survivors(found, _live(order))
-        lookups = 3 * len(kept) * (len(terms) + 3)  # each beside its neighbours, and finding them
-    if not _pays(lookups, documents, terms):
+    if not _pays(_lookups(order, terms, len(kept), len(found.at)), documents, terms):
         return None
     slots, rounded = _final_scores(order, terms, kept)
     return best_of(documents.keys, slots, rounded, limit)
 
 
 def _essential(documents: Documents, terms: Sequence[BoundedTerm], limit: int) -> _Candidates | None:
-    """The candidates of the fewest highest-bound terms that rule out every other document."""
+    """The candidates of the fewest highest-bound terms that rule out every other document, or
+    None, decided before any posting is read when the plan says pruning would not pay."""
     by_bound = sorted(range(len(terms)), key=lambda i: -terms[i].bound)
     order = documents.key_order
     reach = 1.0 if order is None else 1.0 + NEIGHBOUR_WEIGHT
-    held = 0
-    at, partial = np.zeros(0, np.intp), np.zeros(0)
-    for count in range(1, len(terms)):
-        added = terms[by_bound[count - 1]]
-        held += len(added.slots)
-        if not _pays(held, documents, terms):
-            return None
-        at, partial = _merged(at, partial, *_live_postings(documents, added))
-        rest = math.fsum(terms[i].bound for i in by_bound[count:])
+    rests = [math.fsum(terms[i].bound for i in by_bound[count:]) for count in range(len(terms))]
+    start = _first_essential_count(terms[by_bound[0]].bound, rests, reach)
+    if start is None:
+        return None
+    held = sum(len(terms[i].slots) for i in by_bound[:start])
+    if not _affordable(documents, terms, held):
+        return None
+    at, partial = _candidates_of(documents, [terms[i] for i in by_bound[:start]])
+    for count in range(start, len(terms)):
+        if count > start:
+            added = terms[by_bound[count - 1]]
+            held += len(added.slots)
+            if not _affordable(documents, terms, held):
+                return None
+            at, partial = _merged(at, partial, *_live_postings(documents, added))
         threshold = _threshold(order, terms, at, partial, limit)
-        if reach * rest < threshold - MARGIN:
-            return _Candidates(at, partial, rest, threshold)
+        if reach * rests[count] < threshold - MARGIN:
+            return _Candidates(at, partial, rests[count], threshold)
     return None
+
+
+def _first_essential_count(largest: float, rests: Sequence[float], reach: float) -> int | None:
+    """How many terms, by falling bound, to score first: the fewest whose others could not reach
+    the largest bound. (The threshold found is near the best single term's bound at 1M documents,
+    bench/ranking.py, so a query that needs more rarely prunes, and then not for less work.)"""
+    return next((count for count in range(1, len(rests)) if reach * rests[count] < largest - MARGIN), None)
+
+
+def _candidates_of(
+    documents: Documents, terms: Sequence[BoundedTerm]
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]:
+    """The live documents holding any of `terms`, ascending, and their partial scores."""
+    at, partial = np.zeros(0, np.intp), np.zeros(0)
+    for term in terms:
+        at, partial = _merged(at, partial, *_live_postings(documents, term))
+    return at, partial
+
+
+def _affordable(documents: Documents, terms: Sequence[BoundedTerm], held: int) -> bool:
+    """Whether essential terms of `held` postings cost little, and their candidates' exact scores
+    pay even if every one survives, beside both its neighbours (most candidates of middling
+    terms do): then no attempt gives way after its work is done."""
+    order = documents.key_order
+    kept = held if order is None else 3 * held
+    return held * ESSENTIAL_SHARE <= _budget(documents, terms) and _pays(
+        _lookups(order, terms, kept, held), documents, terms
+    )
+
+
+def _lookups(order: KeyOrder | None, terms: Sequence[BoundedTerm], kept: int, candidates: int) -> int:
+    """The binary searches that score `kept` survivors of `candidates` exactly: with neighbours,
+    each beside its two neighbours (at most three documents a survivor, or five a candidate, as
+    survivors stand at or beside a candidate), and finding them (three a survivor)."""
+    if order is None:
+        return kept * len(terms)
+    return min(3 * kept, 5 * candidates) * len(terms) + 3 * kept
+
+
+def _budget(documents: Documents, terms: Sequence[BoundedTerm]) -> int:
+    """What scoring every document costs, in documents and postings."""
+    return len(documents.keys) + sum(len(term.slots) for term in terms)
 
 
 def _pays(lookups: int, documents: Documents, terms: Sequence[BoundedTerm]) -> bool:
     """Whether `lookups` binary searches cost less than scoring every document and posting."""
-    return lookups * LOOKUP_COST <= len(documents.keys) + sum(len(term.slots) for term in terms)
+    return lookups * LOOKUP_COST <= _budget(documents, terms)
 
 
 def _live_postings(
