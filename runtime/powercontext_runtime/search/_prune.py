@@ -7,7 +7,9 @@ the rare words) are scored over all their postings; the partial sums give a `thr
 least `limit` live, matching documents reach. When even a document holding every other term
 (the rest, usually the common words) could not reach it, a document that holds none of the
 essential terms cannot rank, and the common words' long posting lists are only looked up for
-the few candidates (binary search in postings kept in slot order), never scanned.
+the few candidates (binary search in postings kept in slot order), never scanned. Whether to
+try is planned from the bounds and posting-list lengths before any posting is read, and what a
+try may read is capped, so a query that is scored whole after all has paid little for it.
 
 With Memory's neighbour rule a hit also gains NEIGHBOUR_WEIGHT times its better neighbour's
 score, so every bound counts that share too: a document beside no candidate can reach at most
