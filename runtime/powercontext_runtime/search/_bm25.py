@@ -167,6 +167,14 @@ def scored_documents(
         rounded = np.round(scores[matched], SCORE_DIGITS)
     else:
         matched, rounded = _with_neighbours(scores, documents.key_order, limit)
+    return best_of(documents.keys, matched, rounded, limit)
+
+
+def best_of(
+    keys: npt.NDArray[np.int64], matched: npt.NDArray[np.intp], rounded: npt.NDArray[np.float64], limit: int
+) -> list[tuple[int, float]]:
+    """(key, score) of the `limit` best of the `matched` slots by their `rounded` scores, best first,
+    ties to the larger key; a score of 0 never ranks."""
     positive = rounded > 0.0
     if not positive.all():
         matched, rounded = matched[positive], rounded[positive]
@@ -175,9 +183,9 @@ def scored_documents(
         cut = matched.size - limit
         kept = rounded >= np.partition(rounded, cut)[cut]
         matched, rounded = matched[kept], rounded[kept]
-    keys = documents.keys[matched]
-    order = np.lexsort((-keys, -rounded))[:limit]
-    return list(zip(keys[order].tolist(), rounded[order].tolist(), strict=True))
+    found = keys[matched]
+    order = np.lexsort((-found, -rounded))[:limit]
+    return list(zip(found[order].tolist(), rounded[order].tolist(), strict=True))
 
 
 # How far a hit's unrounded score plus its neighbour's share can lie from the rounded one the
@@ -202,13 +210,21 @@ def _with_neighbours(
     # The floor comes from matching documents only: one that does not match cannot rank.
     sample = rough[::_NEIGHBOUR_STRIDE][own[::_NEIGHBOUR_STRIDE] > 0.0]
     at = np.flatnonzero(rough >= _sample_floor(sample, limit, _NEIGHBOUR_MARGIN))
-    # Only a document whose own score rounds above 0 matches (numpy rounds x * 10**9 = 0.5 to 0).
-    at = at[own[at] * _SCALE > 0.5]
-    mine = _rounded(own[at])
-    # Rounding keeps order, so the rounded better neighbour is the better rounded neighbour.
-    rescored = _rounded(mine + NEIGHBOUR_WEIGHT * _rounded(nearest[at]))
+    at, rescored = neighbour_scores(at, own[at], nearest[at])
     slots = at if order.slots is None else order.slots[at]
     return slots, rescored
+
+
+def neighbour_scores(
+    at: npt.NDArray[np.intp], own: npt.NDArray[np.float64], nearest: npt.NDArray[np.float64]
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]:
+    """The documents `at` that match (their `own` raw score rounds above 0; numpy rounds
+    x * 10**9 = 0.5 to 0) with their rounded scores once each gains NEIGHBOUR_WEIGHT times the
+    rounded raw score `nearest` of its better neighbour."""
+    matching = own * _SCALE > 0.5
+    mine = _rounded(own[matching])
+    # Rounding keeps order, so the rounded better neighbour is the better rounded neighbour.
+    return at[matching], _rounded(mine + NEIGHBOUR_WEIGHT * _rounded(nearest[matching]))
 
 
 def _better_neighbour(line: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:

@@ -27,9 +27,10 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from ._bm25 import Documents, TermPostings, contributions, length_norms, scored_documents, term_gains
+from ._bm25 import Documents, TermPostings, contributions, length_norms, term_gains
 from ._log import LoggedWrite
 from ._neighbours import KeyOrder, key_order
+from ._prune import term_bound, top_documents
 
 # About 16 bytes a posting (slot, term frequency, cached contribution): 32M postings is some
 # 512 MiB of arrays before eviction starts.
@@ -86,7 +87,8 @@ class FamilyMirror:
         # (reads between writes reuse them).
         self._norms_average = -1.0
         self._norms = np.zeros(0)
-        self._added: dict[str, tuple[float, npt.NDArray[np.float64]]] = {}
+        # With each term's contributions, the largest (None: it cannot prune, see `_prune.py`).
+        self._added: dict[str, tuple[float, npt.NDArray[np.float64], float | None]] = {}
         # Document frequencies of loaded terms, counted over live documents until the next change.
         self._frequencies: dict[str, int] = {}
         # The live slots in key order (neighbours are found in it), as of `_order_generation`.
@@ -202,17 +204,24 @@ class FamilyMirror:
                 mapped = slots[logged.positions[start:end]]
                 new = mapped >= 0
                 if new.any():
+                    # New documents take slots above all others: sorted, they keep postings in
+                    # slot order.
+                    ascending = np.argsort(mapped[new], kind="stable")
                     appended.setdefault(term, []).append(
-                        (mapped[new], logged.tfs[start:end][new].astype(np.float32))
+                        (mapped[new][ascending], logged.tfs[start:end][new][ascending].astype(np.float32))
                     )
 
     def postings_of(self, rows: Sequence[tuple[int, int]]) -> TermPostings:
-        """A term's postings from (doc_key, tf) rows; documents this mirror does not know are skipped."""
+        """A term's postings from (doc_key, tf) rows in slot order (pruned ranking looks documents
+        up in them); documents this mirror does not know are skipped."""
         slot_of = self._slot_of
         pairs = [(slot, tf) for key, tf in rows if (slot := slot_of.get(key)) is not None]
-        return TermPostings(
-            np.array([slot for slot, _ in pairs], np.int32), np.array([tf for _, tf in pairs], np.float32)
-        )
+        slots = np.array([slot for slot, _ in pairs], np.int32)
+        tfs = np.array([tf for _, tf in pairs], np.float32)
+        if len(slots) > 1 and not bool((slots[1:] > slots[:-1]).all()):
+            ascending = np.argsort(slots, kind="stable")
+            slots, tfs = slots[ascending], tfs[ascending]
+        return TermPostings(slots, tfs)
 
     def install(self, term: str, postings: TermPostings) -> None:
         """Keep postings read at this mirror's generation."""
@@ -301,21 +310,24 @@ class FamilyMirror:
             self._norms_average = average_length
             self._added.clear()
         weighted = []
+        bounds = []
         for term, weight in weights:
             postings = self._lookup(term, borrowed)
             cached = None if term in borrowed else self._added.get(term)
             if cached is not None and cached[0] == weight:
-                added = cached[1]
+                added, bound = cached[1], cached[2]
             else:
                 added = contributions(term_gains(postings, self._norms), weight)
+                bound = term_bound(postings.slots, added)
                 if term not in borrowed:
-                    self._added[term] = (weight, added)
+                    self._added[term] = (weight, added, bound)
             weighted.append((postings, added))
+            bounds.append(bound)
         order = self.key_order(alive) if with_neighbours else None
         if alive is None and self._dead:
             alive = self._alive[:count]
         documents = Documents(self._keys[:count], self._lengths[:count], alive, order)
-        return scored_documents(documents, weighted, limit)
+        return top_documents(documents, weighted, bounds, limit)
 
 
 class SearchMirror:
