@@ -3,6 +3,7 @@ Scope's share of a merged pool, and the index's due merges a chunk per write tra
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 
@@ -15,6 +16,11 @@ from ._reads import ranked
 # The store's transaction: `transaction(write)` yields a connection inside one, commits on exit.
 Transaction = Callable[[bool], AbstractContextManager[Conn]]
 Ranked = list[tuple[int, float]]  # (doc_key, score), best first
+# After each merge chunk the merger leaves the write lock free for as long as the chunk held it, up
+# to this: the writes of another process on the same SQLite file wait in SQLite's busy handler,
+# which only retries every so often (up to 100 ms apart), and lost every race to the next chunk, so
+# a long merge kept them out for all its length (a remember failed with a 503 after 10 s).
+MERGE_PAUSE_MAX_S = 0.025
 
 
 @contextmanager
@@ -87,8 +93,10 @@ def merge_due(transaction: Transaction, gate: WriterGate, stopping: Callable[[],
     for scope_key, family in families:
         while not stopping():
             gate.wait_clear()  # requests' writes go first
+            began = time.monotonic()
             with transaction(True) as conn:
                 if not _merge.step(conn, scope_key, family, cache):
                     break
             steps += 1
+            time.sleep(min(MERGE_PAUSE_MAX_S, time.monotonic() - began))  # other processes' turn
     return steps
