@@ -1,5 +1,5 @@
-"""The hybrid leg of the evaluation: the bundled WordLlama model on loopback
-(`devtools.embedding_server`), the server's settings that point at it, and a wait until the
+"""The hybrid leg of the evaluation: a bundled embedding model on loopback
+(`devtools.embedding_server`, all-MiniLM-L6-v2 unless told otherwise), the server's settings that point at it, and a wait until the
 background embedder has given every seeded entry its vector (read from the evaluation's own
 database, which nothing else uses)."""
 
@@ -27,12 +27,17 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 @contextmanager
-def model_env(fusion_k: int | None = None, weight: float | None = None) -> Iterator[dict[str, str]]:
-    """The embedding settings of a server that uses the bundled model, served by
-    `devtools.embedding_server` in a process of its own (one BLAS thread: the machine's cores are
-    the server's and the client's too) while the block runs."""
+def model_env(
+    fusion_k: int | None = None, weight: float | None = None, model: str | None = None
+) -> Iterator[dict[str, str]]:
+    """The embedding settings of a server that uses a bundled model (`model`, by its name in
+    `devtools.embedding_models`; None: the default), served by `devtools.embedding_server` in a
+    process of its own (one BLAS thread: the machine's cores are the server's and the client's
+    too) while the block runs."""
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
     command = [sys.executable, "-m", "devtools.embedding_server"]
+    if model is not None:
+        command += ["--model", model]
     with subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True, cwd=REPO) as process:
         try:
             assert process.stdout is not None
