@@ -280,7 +280,7 @@ class RunOptions:
     configs: frozenset[str] | None = None  # None: every configuration
     lexical: bool = True
     hybrid: bool = False
-    fusion_k: int | None = None  # the hybrid server's fusion settings (None: its defaults)
+    fusion_k: int | None = None  # the hybrid server's fusion (None: as tuned for the model)
     weight: float | None = None
     embedding_model: str | None = None  # the hybrid leg's model (None: the model server's default)
 
