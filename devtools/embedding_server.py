@@ -1,11 +1,10 @@
 """A real embedding model behind the OpenAI-compatible `POST /v1/embeddings`, on loopback, for
 tests and the evaluation (`python -m devtools.embedding_server --port 8100` runs it alone).
 
-The model is WordLlama's `l2_supercat` at 256 dimensions, whose weights and tokenizer ship inside
-the `wordllama` wheel (a dev dependency): they are read from the installed package, never
-downloaded (WordLlama's own loader looks for the bundled tokenizer in the wrong directory and
-would go to the network, so it is not used). `EmbeddingServer` serves any `embed` function, so a
-test can also put a faulty one (slow, failing, wrong dimensions) behind the same interface.
+The models are those of `devtools.embedding_models`, whose weights ship inside dev-dependency
+wheels (read from the installed packages, never downloaded); all-MiniLM-L6-v2 unless `--model`
+names another. `EmbeddingServer` serves any `embed` function, so a test can also put a faulty one
+(slow, failing, wrong dimensions) behind the same interface.
 """
 
 from __future__ import annotations
@@ -13,38 +12,15 @@ from __future__ import annotations
 import argparse
 import json
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
-import numpy as np
+from devtools.embedding_models import DEFAULT, MODELS, Embed
 
-MODEL = "wordllama-l2-supercat-256"
-DIMENSIONS = 256
-
-Embed = Callable[[Sequence[str]], Any]  # texts -> rows of numbers, one per text
-
-
-def wordllama_embed() -> Embed:
-    """The bundled WordLlama model as an `Embed` (unit vectors, float32)."""
-    import wordllama
-    from safetensors import safe_open
-    from tokenizers import Tokenizer
-    from wordllama.inference import WordLlamaInference
-
-    root = Path(wordllama.__file__).parent
-    tokenizer = Tokenizer.from_file(str(root / "tokenizers" / "l2_supercat_tokenizer_config.json"))
-    with safe_open(str(root / "weights" / "l2_supercat_256.safetensors"), framework="np") as weights:
-        table = weights.get_tensor("embedding.weight")
-    model = WordLlamaInference(table, tokenizer)
-    lock = threading.Lock()  # one tokenizer, used by the server's threads in turn
-
-    def embed(texts: Sequence[str]) -> Any:
-        with lock:
-            return np.asarray(model.embed(list(texts), norm=True), dtype=np.float32)
-
-    return embed
+# The default model's name and dimensions, which tests and benchmarks serve unless they say.
+MODEL = DEFAULT.name
+DIMENSIONS = DEFAULT.dimensions
 
 
 class EmbeddingServer:
@@ -125,11 +101,13 @@ def _handler(embed: Embed, model: str) -> type[BaseHTTPRequestHandler]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Serve the bundled WordLlama model on 127.0.0.1.")
+    parser = argparse.ArgumentParser(description="Serve a bundled embedding model on 127.0.0.1.")
     parser.add_argument("--port", type=int, default=0, help="default: a free port")
+    parser.add_argument("--model", choices=sorted(MODELS), default=MODEL, help=f"default: {MODEL}")
     args = parser.parse_args(argv)
-    name, dimensions = MODEL, DIMENSIONS
-    with EmbeddingServer(wordllama_embed(), model=name, port=args.port) as server:
+    chosen = MODELS[args.model]
+    name, dimensions = chosen.name, chosen.dimensions
+    with EmbeddingServer(chosen.load(), model=name, port=args.port) as server:
         # The settings of a server that uses it, one per line (the evaluation reads them).
         print(f"POWERCONTEXT_SERVER_EMBEDDING_URL={server.url}", flush=True)
         print(f"POWERCONTEXT_SERVER_EMBEDDING_MODEL={name}", flush=True)

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from devtools.embedding_models import MODELS, WORDLLAMA
+
 from .hybrid import SUFFIX as HYBRID
 from .run import RESULTS
 
@@ -30,7 +32,7 @@ def render(report: dict[str, Any]) -> str:
             *_selection_ablation(report, index),
             *_format_ablation(report),
             *_categories(index),
-            *_legs(index),
+            *_legs(report, index),
             *_model_step(report, index),
         ]
     )
@@ -152,17 +154,23 @@ def _categories(index: Index) -> list[str]:
 DRAGON = {None: "0.567 (top 5), 0.662 (top 10), ~0.63 (top 8)", 1: "0.35–0.47", 3: "0.33–0.41"}
 
 
-def _legs(index: Index) -> list[str]:
+def _embedding_model(report: dict[str, Any]) -> str:
+    """What the hybrid leg's model was (a report from before the choice was WordLlama's)."""
+    name = report.get("embedding_model") or WORDLLAMA.name
+    return MODELS[name].about if name in MODELS else f"`{name}`"
+
+
+def _legs(report: dict[str, Any], index: Index) -> list[str]:
     if ("memory-8" + HYBRID, 8000, "all", None) not in index:
         return []
     lines = [
         "",
         "### Lexical and hybrid (Memory only, limit 8, 8000 bytes)",
         "",
-        "Hybrid: the embedding leg on, with WordLlama `l2_supercat` (256 dimensions, the weights the",
-        "`wordllama` wheel ships) served on loopback, fused with BM25 by reciprocal rank. Turn-level is",
-        "the share of all gold turns carried; question-level the mean share per question (the LoCoMo",
-        "paper's metric). DRAGON: the LoCoMo paper's dense retriever over dialogue turns.",
+        f"Hybrid: the embedding leg on, with {_embedding_model(report)} served on loopback, fused",
+        "with BM25 by reciprocal rank. Turn-level is the share of all gold turns carried;",
+        "question-level the mean share per question (the LoCoMo paper's metric). DRAGON: the LoCoMo",
+        "paper's dense retriever over dialogue turns.",
         "",
         "| split | category | turn-level lexical | turn-level hybrid | question-level lexical "
         "| question-level hybrid | DRAGON (paper) |",

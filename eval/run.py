@@ -34,6 +34,7 @@ from typing import Any
 
 import httpx
 
+from devtools.embedding_models import DEFAULT, MODELS
 from devtools.server_process import ServerProcess
 from powercontext_api.models import PreparedContext, PreparedContextExplanation
 from powercontext_client import PowerContextClient
@@ -258,7 +259,7 @@ def evaluate(
         renamed = [
             dataclasses.replace(c, key=c.key + hybrid.SUFFIX, label=c.label + ", hybrid") for c in chosen
         ]
-        with hybrid.model_env(options.fusion_k, options.weight) as env:
+        with hybrid.model_env(options.fusion_k, options.weight, options.embedding_model) as env:
             results += _server_runs(
                 conversations,
                 budgets,
@@ -279,8 +280,9 @@ class RunOptions:
     configs: frozenset[str] | None = None  # None: every configuration
     lexical: bool = True
     hybrid: bool = False
-    fusion_k: int | None = None  # the hybrid server's fusion settings (None: its defaults)
+    fusion_k: int | None = None  # the hybrid server's fusion (None: as tuned for the model)
     weight: float | None = None
+    embedding_model: str | None = None  # the hybrid leg's model (None: the model server's default)
 
 
 def _server_runs(
@@ -401,6 +403,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--configs", default=None, help="comma-separated configuration keys (default: all)")
     parser.add_argument("--fusion-k", type=int, default=None, help="the hybrid server's fusion constant")
     parser.add_argument("--weight", type=float, default=None, help="the hybrid server's vector weight")
+    parser.add_argument(
+        "--embedding-model",
+        choices=sorted(MODELS),
+        default=DEFAULT.name,
+        help=f"the hybrid leg's bundled model (default: {DEFAULT.name})",
+    )
     args = parser.parse_args(argv)
     legs = set(args.legs.split(","))
     options = RunOptions(
@@ -409,6 +417,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         hybrid="hybrid" in legs,
         fusion_k=args.fusion_k,
         weight=args.weight,
+        embedding_model=args.embedding_model,
     )
     try:
         every = load(args.data) if args.data else load_locomo()
@@ -448,6 +457,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "configs": {r["config"]: _label(r["config"]) for r in runs},
         "groups": {r["config"]: _group(r["config"]) for r in runs},
         "tokenizer": "o200k_base (bpe-openai)",
+        "embedding_model": args.embedding_model if options.hybrid else None,
         "model": None
         if model is None
         else {"name": model.name, "config": MODEL_CONFIG, "budget": MODEL_BUDGET},

@@ -9,14 +9,15 @@ from typing import Any
 
 import pytest
 
-from devtools.embedding_server import DIMENSIONS, MODEL, EmbeddingServer, wordllama_embed
+from devtools.embedding_models import DEFAULT
+from devtools.embedding_server import DIMENSIONS, MODEL, EmbeddingServer
 from eval.hybrid import read_rows
 from tests.api import test_memory_expiry
 
 
 @pytest.fixture(scope="session")
 def model_embed() -> Callable[[Sequence[str]], Any]:
-    return wordllama_embed()
+    return DEFAULT.load()
 
 
 @pytest.fixture(scope="session")
@@ -31,11 +32,26 @@ set_clock = test_memory_expiry.set_clock
 Rows = list[tuple[str, str, int, bytes]]
 
 
-def leg_env(url: str, model: str = MODEL, dims: int = DIMENSIONS, **more: str) -> dict[str, str]:
+# The query deadline of a server that uses the real model: these tests check recall by meaning, not
+# the deadline (the fault tests keep the server's default), and a 6-layer BERT on a busy 2-core
+# machine can take longer than that default, which would make them answer lexically.
+MODEL_TIMEOUT_MS = 10_000
+
+
+def leg_env(
+    url: str,
+    model: str = MODEL,
+    dims: int = DIMENSIONS,
+    timeout_ms: int | None = MODEL_TIMEOUT_MS,
+    **more: str,
+) -> dict[str, str]:
+    """A server's embedding settings; `timeout_ms` None keeps the server's default deadline."""
+    deadline = {} if timeout_ms is None else {"POWERCONTEXT_SERVER_EMBEDDING_TIMEOUT_MS": str(timeout_ms)}
     return {
         "POWERCONTEXT_SERVER_EMBEDDING_URL": url,
         "POWERCONTEXT_SERVER_EMBEDDING_MODEL": model,
         "POWERCONTEXT_SERVER_EMBEDDING_DIMENSIONS": str(dims),
+        **deadline,
         **more,
     }
 

@@ -59,7 +59,7 @@ def test_a_failing_endpoint_leaves_a_lexical_answer_and_a_count(
     fake = EmbeddingServer(fault) if fault is not None else None
     url = fake.__enter__().url if fake is not None else _closed_port_url()
     try:
-        server = start_server(**leg_env(url))
+        server = start_server(**leg_env(url, timeout_ms=None))
         answers: list[tuple[list[str], str]] = []
         for running in (plain, server):
             with httpx.Client(base_url=running.base_url, timeout=30) as http:
@@ -98,7 +98,7 @@ def test_the_embedder_catches_up_after_an_outage(
         return model_embed(texts)
 
     with EmbeddingServer(flaky) as fake:
-        server = start_server(**leg_env(fake.url))
+        server = start_server(**leg_env(fake.url, timeout_ms=None))
         with httpx.Client(base_url=server.base_url, timeout=30) as http:
             scope_id = new_scope(http)
             for text in TEXTS:

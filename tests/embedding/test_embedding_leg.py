@@ -12,7 +12,7 @@ import httpx
 import numpy as np
 import pytest
 
-from devtools.embedding_server import MODEL, EmbeddingServer
+from devtools.embedding_server import DIMENSIONS, MODEL, EmbeddingServer
 from powercontext_server.settings import HttpSettings
 from tests.api.helpers import new_scope, remember
 from tests.api.test_erasure import files_holding
@@ -50,7 +50,7 @@ def test_vectors_are_written_and_recall_finds_meaning_only_with_the_leg(
     assert found["lexical"] == []
     assert found["hybrid"][0] == TEXTS[0]
     assert [(version, model, dims) for version, model, dims, _ in rows] == [
-        (f"entry-{i}-v1", MODEL, 256) for i in (1, 2, 3)
+        (f"entry-{i}-v1", MODEL, DIMENSIONS) for i in (1, 2, 3)
     ]
     expected = np.asarray(model_embed(list(TEXTS)), dtype="<f4")
     for (_, _, _, blob), vector in zip(rows, expected, strict=True):

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from devtools.embedding_models import DEFAULT
 from eval import hybrid, model_step, report, run
 from eval.locomo import PATH_ENV, load
 
@@ -60,6 +61,8 @@ def test_the_smoke_data_runs_every_configuration_and_budget(tmp_path: Path) -> N
     assert 0 < formats["markdown"]["documents"] == formats["legacy"]["documents"] <= len(questions)
     block = report.render(results)
     assert "Memory only, limit 8" in block and "Ablation A" in block and "Lexical and hybrid" in block
+    # The hybrid leg's model is the default bundled one, and the report says which it was.
+    assert results["embedding_model"] == DEFAULT.name and DEFAULT.about in " ".join(block.split())
     assert f"dev = conversations {report.span(dev)},\ntest = {report.span(test)}." in block
     assert results["machine"]["cpus"] == os.cpu_count() and len(results["machine"]["load_average"]) == 2
     assert f"on {os.cpu_count()} CPUs." in block
