@@ -60,8 +60,10 @@ LogRow = tuple[int, int, LoggedWrite | None]
 class FamilyMirror:
     """One Scope family's documents and the postings of the terms queried so far."""
 
-    def __init__(self, generation: int, docs: Sequence[tuple[int, int]]) -> None:
+    def __init__(self, generation: int, docs: npt.ArrayLike) -> None:
+        """`docs`: the family's (doc_key, length) pairs, as rows of an array or a list."""
         self.generation = generation
+        docs = np.asarray(docs, np.int64).reshape(-1, 2)
         # Documents removed before `floor` are not here: no view older than it can be shown.
         self.floor = generation
         self._changes: deque[tuple[int, int, bool]] = deque()  # (generation, slot, added), oldest first
@@ -71,11 +73,14 @@ class FamilyMirror:
         self._lengths = np.zeros(capacity, np.float64)
         self._alive = np.zeros(capacity, np.bool_)
         if count:
-            self._keys[:count] = [key for key, _ in docs]
-            self._lengths[:count] = [length for _, length in docs]
+            self._keys[:count] = docs[:, 0]
+            self._lengths[:count] = docs[:, 1]
             self._alive[:count] = True
         self._count = count
-        self._slot_of: dict[int, int] = {int(key): slot for slot, (key, _) in enumerate(docs)}
+        # Slot by key, made when first needed: a cold read maps keys to slots by binary search
+        # while they ascend with the slots (as the table gives them, and as new documents come).
+        self._slot_map: dict[int, int] | None = None
+        self._ascending = bool((docs[1:, 0] > docs[:-1, 0]).all())
         self._terms: dict[str, TermPostings] = {}
         # The generation each term's postings were read at: they lack documents removed before it.
         self._term_since: dict[str, int] = {}
@@ -129,10 +134,15 @@ class FamilyMirror:
             return alive
         mask = (self._alive[: self._count] if alive is None else alive).copy()
         for key in keys:
-            slot = self._slot_of.get(key)
+            slot = self._slot_of().get(key)
             if slot is not None:
                 mask[slot] = False
         return mask
+
+    def _slot_of(self) -> dict[int, int]:
+        if self._slot_map is None:
+            self._slot_map = dict(zip(self._keys[: self._count].tolist(), range(self._count), strict=True))
+        return self._slot_map
 
     def _record(self, generation: int, slot: int, added: bool) -> None:
         if len(self._changes) == HISTORY:
@@ -146,10 +156,12 @@ class FamilyMirror:
             self._keys = np.resize(self._keys, grown)
             self._lengths = np.resize(self._lengths, grown)
             self._alive = np.resize(self._alive, grown)
+        if slot and key <= self._keys[slot - 1]:
+            self._ascending = False
+        self._slot_of()[key] = slot
         self._keys[slot] = key
         self._lengths[slot] = length
         self._alive[slot] = True
-        self._slot_of[key] = slot
         self._count += 1
         return slot
 
@@ -160,7 +172,7 @@ class FamilyMirror:
         for last, key, logged in rows:
             self.generation = last
             if logged is None:
-                slot = self._slot_of.get(key)
+                slot = self._slot_of().get(key)
                 if slot is not None and self._alive[slot]:
                     self._alive[slot] = False
                     self._dead += 1
@@ -186,10 +198,11 @@ class FamilyMirror:
         this mirror holds, their postings."""
         count = len(logged.doc_keys)
         slots = np.full(count, -1, np.int32)  # -1: already mirrored, its postings are here
+        slot_of = self._slot_of()
         for index, (key, length) in enumerate(
             zip(logged.doc_keys.tolist(), logged.lengths.tolist(), strict=True)
         ):
-            known = self._slot_of.get(key)
+            known = slot_of.get(key)
             if known is not None and self._alive[known]:
                 continue
             # A removed document's key may come back: SQLite reuses the highest key once its row
@@ -211,13 +224,21 @@ class FamilyMirror:
                         (mapped[new][ascending], logged.tfs[start:end][new][ascending].astype(np.float32))
                     )
 
-    def postings_of(self, rows: Sequence[tuple[int, int]]) -> TermPostings:
-        """A term's postings from (doc_key, tf) rows in slot order (pruned ranking looks documents
-        up in them); documents this mirror does not know are skipped."""
-        slot_of = self._slot_of
-        pairs = [(slot, tf) for key, tf in rows if (slot := slot_of.get(key)) is not None]
-        slots = np.array([slot for slot, _ in pairs], np.int32)
-        tfs = np.array([tf for _, tf in pairs], np.float32)
+    def postings_of(self, keys: npt.NDArray[np.int64], frequencies: npt.NDArray[np.int64]) -> TermPostings:
+        """A term's postings from its documents' keys and term frequencies, in slot order (pruned
+        ranking looks documents up in them); documents this mirror does not know are skipped."""
+        count = self._count
+        if self._ascending and count:
+            at = np.searchsorted(self._keys[:count], keys)
+            inside = np.minimum(at, count - 1)
+            known = (at < count) & (self._keys[inside] == keys)
+            slots = inside[known].astype(np.int32)
+        else:
+            slot_of = self._slot_of()
+            found = np.fromiter((slot_of.get(key, -1) for key in keys.tolist()), np.int64, len(keys))
+            known = found >= 0
+            slots = found[known].astype(np.int32)
+        tfs = frequencies[known].astype(np.float32)
         if len(slots) > 1 and not bool((slots[1:] > slots[:-1]).all()):
             ascending = np.argsort(slots, kind="stable")
             slots, tfs = slots[ascending], tfs[ascending]
