@@ -14,8 +14,6 @@ import os
 import subprocess
 import sys
 import time
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,19 +24,6 @@ SENT_AT = "2026-05-22T10:15:03.120Z"
 HEADER_TIME = "2026-05-22T10:15:03Z"
 PROMPT = "Where is the tide-pool survey kept?"
 REPLY = "In the blue binder on the second shelf."
-
-
-@pytest.fixture(scope="module")
-def http(sqlite_server: str) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=sqlite_server, timeout=30.0) as client:
-        yield client
-
-
-@pytest.fixture
-def scope_id(http: httpx.Client) -> str:
-    scope = f"test:{uuid.uuid4().hex}"
-    assert http.post("/v1/scopes", json={"scope_id": scope, "title": "Recapture"}).status_code == 201
-    return scope
 
 
 def _claude_code_event(tmp_path: Path) -> dict[str, Any]:
@@ -110,13 +95,14 @@ def _counters(state: Path, host: str) -> dict[str, int]:
 
 @pytest.mark.parametrize("host", sorted(EVENTS))
 def test_a_turn_captured_again_by_another_hook_is_stored_once_and_counted(
-    host: str, sqlite_server: str, http: httpx.Client, scope_id: str, tmp_path: Path
+    host: str, live_server: str, http: httpx.Client, fresh_scope: str, tmp_path: Path
 ) -> None:
+    scope_id = fresh_scope
     event = EVENTS[host](tmp_path)
     first, second = tmp_path / "state-a", tmp_path / "state-b"
-    _stop_hook(host, sqlite_server, event, tmp_path, first, scope_id)
+    _stop_hook(host, live_server, event, tmp_path, first, scope_id)
     assert _counters(first, host)["stored"] == 1
-    _stop_hook(host, sqlite_server, event, tmp_path, second, scope_id)
+    _stop_hook(host, live_server, event, tmp_path, second, scope_id)
     again = _counters(second, host)
     assert (again["stored"], again["duplicates"]) == (0, 1)
     listed = http.post("/v1/memory/entries/list", json={"scope_id": scope_id, "limit": 10}).json()["entries"]
