@@ -60,8 +60,11 @@ def stored_postings(segment: int, postings: int | bytes) -> dict[int, int]:
 
 def index_postings(db: Path) -> Postings:
     """The postings as the index holds them: its segments and runs, and the deferred writes'
-    postings of documents it still holds (but those of terms a merge under way has moved)."""
-    conn = sqlite3.connect(db)
+    postings of documents it still holds (but those of terms a merge under way has moved). Read in
+    one transaction: the store's merger thread may commit a chunk meanwhile, and reads in two
+    snapshots would see a posting in neither place or in both."""
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("BEGIN")
     found: Postings = {}
 
     def add(scope_key: int, family: str, term: str, held: dict[int, int]) -> None:
