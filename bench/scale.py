@@ -153,18 +153,15 @@ def measure(name: str, entries: int, scratch: Path) -> dict[str, Any]:
     """The figures of one database. A SQLite database `scratch` already holds from an earlier run
     with `--keep` is measured again without ingesting (to compare two commits on one database)."""
     kept = scratch / "ingest.json"
-    if name == "sqlite" and kept.exists():
-        return _measure_reads(name, scratch, json.loads(kept.read_text()))
+    reuse = name == "sqlite" and kept.exists()
     scratch.mkdir(parents=True, exist_ok=True)
     with database(name, scratch) as url:
-        out = _ingested(url, entries, scratch)
-        if name == "sqlite":
-            kept.write_text(json.dumps(out) + "\n")
-        return _reads(url, scratch, out)
-
-
-def _measure_reads(name: str, scratch: Path, out: dict[str, Any]) -> dict[str, Any]:
-    with database(name, scratch) as url:
+        if reuse:
+            out = json.loads(kept.read_text())
+        else:
+            out = _ingested(url, entries, scratch)
+            if name == "sqlite":
+                kept.write_text(json.dumps(out) + "\n")
         return _reads(url, scratch, out)
 
 

@@ -50,8 +50,7 @@ def model_env(
         command += ["--model", model]
     with subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True, cwd=REPO) as process:
         try:
-            assert process.stdout is not None
-            settings = dict(process.stdout.readline().strip().split("=", 1) for _ in range(3))
+            settings = _announced_settings(process)
             settings["POWERCONTEXT_SERVER_EMBEDDING_TIMEOUT_MS"] = str(QUERY_TIMEOUT_MS)
             if fusion_k is not None:
                 settings["POWERCONTEXT_SERVER_EMBEDDING_FUSION_K"] = str(fusion_k)
@@ -60,6 +59,19 @@ def model_env(
             yield settings
         finally:
             process.terminate()
+
+
+def _announced_settings(process: subprocess.Popen[str]) -> dict[str, str]:
+    """The three `NAME=value` lines the model server prints once it listens; a server that could
+    not start (its model would not load) says why on stderr, and the run stops here, naming it."""
+    assert process.stdout is not None
+    lines = [process.stdout.readline().strip() for _ in range(3)]
+    if not all("=" in line for line in lines):
+        process.kill()
+        raise RuntimeError(
+            f"the embedding model server (devtools.embedding_server) did not start: exit {process.wait()}"
+        )
+    return dict(line.split("=", 1) for line in lines)
 
 
 def wait_embedded(database_url: str, model: str, dims: int, timeout_s: float = 1800) -> int:

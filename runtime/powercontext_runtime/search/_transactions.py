@@ -16,11 +16,6 @@ from ._reads import ranked
 # The store's transaction: `transaction(write)` yields a connection inside one, commits on exit.
 Transaction = Callable[[bool], AbstractContextManager[Conn]]
 Ranked = list[tuple[int, float]]  # (doc_key, score), best first
-# After each merge chunk the merger leaves the write lock free for as long as the chunk held it, up
-# to this: the writes of another process on the same SQLite file wait in SQLite's busy handler,
-# which only retries every so often (up to 100 ms apart), and lost every race to the next chunk, so
-# a long merge kept them out for all its length (a remember failed with a 503 after 10 s).
-MERGE_PAUSE_MAX_S = 0.025
 
 
 @contextmanager
@@ -83,10 +78,13 @@ def merge_takes(lengths: Sequence[int], cap: int) -> list[int]:
     return takes
 
 
-def merge_due(transaction: Transaction, gate: WriterGate, stopping: Callable[[], bool]) -> int:
+def merge_due(
+    transaction: Transaction, gate: WriterGate, stopping: Callable[[], bool], pause_max_s: float = 0.0
+) -> int:
     """Carry every due or unfinished index merge through, a chunk per write transaction, until
     none is left or `stopping()`; the number of chunks merged. Each chunk waits for the writes
-    queueing at `gate` first."""
+    queueing at `gate` first, and leaves the write lock free after it for as long as it held it,
+    up to `pause_max_s` (the backend's `merge_pause_max_s`: other processes' writers' turn)."""
     with transaction(False) as conn:
         families = _merge.due(conn)
     steps, cache = 0, _merge.LoggedCache()
@@ -98,5 +96,6 @@ def merge_due(transaction: Transaction, gate: WriterGate, stopping: Callable[[],
                 if not _merge.step(conn, scope_key, family, cache):
                     break
             steps += 1
-            time.sleep(min(MERGE_PAUSE_MAX_S, time.monotonic() - began))  # other processes' turn
+            if pause_max_s > 0:
+                time.sleep(min(pause_max_s, time.monotonic() - began))
     return steps

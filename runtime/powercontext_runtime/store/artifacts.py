@@ -23,7 +23,7 @@ from ..models import (
 )
 from . import memory, scopes
 from .clock import now
-from .conn import Conn
+from .conn import Conn, inserted_key
 from .op import reads
 
 SEARCHED_FAMILIES = frozenset({EXPERIENCE_FAMILY, TOPIC_FAMILY})
@@ -103,7 +103,7 @@ def commit_revision(conn: Conn, key: int, family: str, artifact_id: str, revisio
         " VALUES (?, ?, ?, ?, ?, ?)",
         (key, family, artifact_id, revision, payload, now()),
     )
-    revision_key = int(cur.lastrowid or 0)
+    revision_key = inserted_key(cur)
     conn.execute(
         "INSERT INTO artifact_heads (scope_key, family, artifact_id, revision, revision_key) VALUES (?, ?, ?, ?, ?)"
         " ON CONFLICT (scope_key, family, artifact_id) DO UPDATE SET revision = excluded.revision,"

@@ -58,6 +58,12 @@ class Backend(Protocol):
     @property
     def duplicate_key(self) -> type[Exception]: ...
 
+    @property
+    def merge_pause_max_s(self) -> float:
+        """How long the index merger leaves the write lock free after each chunk, at most (as long
+        as the chunk held it): other processes' writers' turn, where the lock does not queue them."""
+        ...
+
     def connect(self) -> Conn: ...
 
     def begin(self, conn: Conn, write: bool) -> None: ...
@@ -115,6 +121,10 @@ class SqliteBackend:
     list_tables: str = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
     errors: tuple[type[Exception], ...] = (sqlite3.Error,)
     duplicate_key: type[Exception] = sqlite3.IntegrityError
+    # Another process's writer waits in SQLite's busy handler, which retries only now and then (up
+    # to 100 ms apart) and lost every race to the next chunk: a long merge kept it out for all its
+    # length, and a remember failed with a 503 after 10 s.
+    merge_pause_max_s: float = 0.025
     checkpointer: WalCheckpointer | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -333,6 +343,7 @@ class MysqlBackend:
     list_tables: str = "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE()"
     errors: tuple[type[Exception], ...] = ()
     duplicate_key: type[Exception] = Exception
+    merge_pause_max_s: float = 0.0  # row locks queue waiting writers: the next chunk waits its turn
 
     def __post_init__(self) -> None:
         import pymysql

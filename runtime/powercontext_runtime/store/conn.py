@@ -9,4 +9,13 @@ from __future__ import annotations
 
 from ..search import Conn, Cursor, Statement
 
-__all__ = ["Conn", "Cursor", "Statement"]
+__all__ = ["Conn", "Cursor", "Statement", "inserted_key"]
+
+
+def inserted_key(cursor: Cursor) -> int:
+    """The key the database gave the row an INSERT just added. Both drivers report it; were one
+    not to, the write fails (rolled back whole) rather than store rows under a made-up key."""
+    key = cursor.lastrowid
+    if not key:
+        raise RuntimeError("the database did not report the key of the row just inserted")
+    return int(key)

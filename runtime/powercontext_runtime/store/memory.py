@@ -21,7 +21,7 @@ from ..models import (
 from ..vectors import rows as vectors
 from . import memory_hygiene
 from .clock import now
-from .conn import Conn
+from .conn import Conn, inserted_key
 from .memory_remember import remember, remember_batch
 from .op import erases, reads, writes
 
@@ -318,7 +318,7 @@ def _insert_version(
         " added_revision, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
         (scope_key, entry_id, version_number, version_id, text, revision, expires_at),
     )
-    search.index_document(conn, scope_key, MEMORY_FAMILY, int(cur.lastrowid or 0), text)
+    search.index_document(conn, scope_key, MEMORY_FAMILY, inserted_key(cur), text)
     return version_id
 
 

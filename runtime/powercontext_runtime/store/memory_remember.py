@@ -14,7 +14,7 @@ from .. import search
 from ..errors import RevisionConflict, ScopeNotFound
 from ..models import MEMORY_FAMILY, MemoryCitation, MemoryEntry
 from . import clock, memory_hygiene
-from .conn import Conn
+from .conn import Conn, inserted_key
 from .op import writes_after
 
 # A new entry: its text, kind and expiry (None: never).
@@ -213,7 +213,7 @@ _INSERT_VERSION = (
 def _insert_versions(conn: Conn, scope_key: int, versions: Sequence[tuple[object, ...]]) -> list[int]:
     """Insert the version rows; their `version_key`s (the index's document keys), in order."""
     if len(versions) == 1:  # the key the database gave the one row: no read after
-        return [int(conn.execute(_INSERT_VERSION, versions[0]).lastrowid or 0)]
+        return [inserted_key(conn.execute(_INSERT_VERSION, versions[0]))]
     conn.executemany(_INSERT_VERSION, versions)
     # Looked up through the (scope_key, entry_version_id) unique index: `added_revision` has none,
     # and a range over it scanned the whole Scope on every remember.

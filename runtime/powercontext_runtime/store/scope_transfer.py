@@ -45,7 +45,7 @@ from . import export_lines, memory_hygiene, migrations
 from .artifacts import SEARCHED_FAMILIES, decode_artifact, search_text
 from .backends import Backend
 from .clock import instant, now
-from .conn import Conn
+from .conn import Conn, inserted_key
 from .export_lines import RowLimits, TransferRefused
 from .progress import Progress
 from .transfer_format import (
@@ -281,7 +281,7 @@ class _Importer:
             + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             values,
         )
-        self.key = int(cursor.lastrowid or 0)
+        self.key = inserted_key(cursor)
         self.conn.executemany(
             "INSERT INTO scope_references (scope_key, position, referenced_key) VALUES (?, ?, ?)",
             [(self.key, position, found[ref]) for position, ref in enumerate(references)],

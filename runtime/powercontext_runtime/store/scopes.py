@@ -12,7 +12,7 @@ from .. import search
 from ..errors import InvalidRequest, RevisionConflict, ScopeAlreadyExists, ScopeNotFound, ScopeReferenced
 from ..models import Scope
 from .clock import now
-from .conn import Conn
+from .conn import Conn, inserted_key
 from .op import erases, reads, writes
 
 
@@ -28,7 +28,7 @@ def create_scope(conn: Conn, scope: Scope) -> Scope:
         " VALUES (?, ?, ?, 1, ?, ?)",
         (scope.scope_id, scope.title, scope.summary, stamp, stamp),
     )
-    _write_references(conn, int(cur.lastrowid or 0), ref_keys)
+    _write_references(conn, inserted_key(cur), ref_keys)
     return _scope(conn, scope.scope_id) or scope
 
 

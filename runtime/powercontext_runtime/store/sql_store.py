@@ -174,7 +174,7 @@ class SqlStore:
         """Carry every due or unfinished index merge through (`search.merge_due`); the number of
         chunks merged. The merger thread calls it; so can anything that wants the index merged
         now (an import, a test)."""
-        return merge_due(self._transaction, self._writer_gate, stopping)
+        return merge_due(self._transaction, self._writer_gate, stopping, self._backend.merge_pause_max_s)
 
     def use_embeddings(self, leg: EmbeddingLeg) -> None:
         """Turn on the embedding leg: Memory recall fuses it in, and a thread fills in vectors."""
