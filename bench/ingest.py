@@ -6,6 +6,12 @@ process, first one entry per request (the baseline), then in batches. Prints ent
 CPU per entry, and writes bench/results/ingest.json.
 
     python -m bench.ingest [--seconds 10] [--batch 500] [--databases sqlite,oceanbase]
+
+`--embedding-leg` measures instead what the embedding leg costs ingest: two servers on two
+databases, one with the leg on, take turns a round at a time with the same batches. Their
+vectors come from WordLlama (`devtools.embedding_models`, well under a millisecond a text) served
+on loopback by this process, so the figures are the server's own cost of the leg: its background
+embedder asking for vectors and storing them beside the writes.
 """
 
 from __future__ import annotations
@@ -21,6 +27,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from devtools.embedding_models import WORDLLAMA
+from devtools.embedding_server import EmbeddingServer
 from devtools.seekdb import SeekdbServer
 from devtools.server_process import Client, ServerProcess
 
@@ -132,12 +140,58 @@ def _rate(
     return tuple(figures) if both else figures[0]
 
 
+def measure_leg(name: str, batch: int, seconds: float, scratch: Path) -> dict[str, Any]:
+    """entries/s and server CPU per entry in batches, with the embedding leg off and on."""
+    rng = random.Random(7)
+    texts = [memory_text(rng) for _ in range(4096)]
+    for key in ("off", "on"):
+        (scratch / key).mkdir(parents=True)
+    with EmbeddingServer(WORDLLAMA.load(), WORDLLAMA.name) as model:
+        leg = {
+            "POWERCONTEXT_SERVER_EMBEDDING_URL": model.url,
+            "POWERCONTEXT_SERVER_EMBEDDING_MODEL": WORDLLAMA.name,
+            "POWERCONTEXT_SERVER_EMBEDDING_DIMENSIONS": str(WORDLLAMA.dimensions),
+        }
+        with database(name, scratch / "off") as off_url, database(name, scratch / "on") as on_url:
+            servers = {
+                "off": ServerProcess(off_url, scratch / f"server-{name}-off.log"),
+                "on": ServerProcess(on_url, scratch / f"server-{name}-on.log", leg),
+            }
+            clients = {key: Client(server.port) for key, server in servers.items()}
+            scopes = {key: f"bench:ingest-leg-{key}" for key in servers}
+            totals = {key: [0, 0.0, 0.0] for key in servers}  # entries, seconds, CPU seconds
+            try:
+                for key, client in clients.items():
+                    status, _ = client.post("/v1/scopes", json.dumps({"scope_id": scopes[key]}).encode())
+                    assert status == 201, status
+                for _ in range(_ROUNDS):
+                    for key, server in servers.items():
+                        cpu, started = server.cpu_seconds(), time.perf_counter()
+                        stored = ingest(
+                            clients[key], scopes[key], texts, batch, seconds / _ROUNDS, int(totals[key][0])
+                        )
+                        totals[key][0] += stored
+                        totals[key][1] += time.perf_counter() - started
+                        totals[key][2] += server.cpu_seconds() - cpu
+            finally:
+                for key, server in servers.items():
+                    clients[key].close()
+                    server.stop()
+    return {
+        key: {"entries": int(n), "entries_per_s": n / elapsed, "cpu_ms_per_entry": cpu * 1000 / n}
+        for key, (n, elapsed, cpu) in totals.items()
+    }
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.ingest", description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=10.0, help="Seconds per measurement (10).")
     parser.add_argument("--batch", type=int, default=500, help="Entries per batch request (500).")
     parser.add_argument("--databases", default="sqlite,oceanbase", help="Comma-separated backends.")
+    parser.add_argument("--embedding-leg", action="store_true", help="Batches with the leg off and on.")
     args = parser.parse_args(argv)
+    if args.embedding_leg:
+        return _leg_main(args.databases.split(","), args.batch, args.seconds)
     results: dict[str, Any] = {"batch": args.batch, "seconds": args.seconds}
     with tempfile.TemporaryDirectory(prefix="pc-ingest-") as scratch:
         for name in args.databases.split(","):
@@ -154,6 +208,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             f" {unchecked['entries_per_s']:>16,.0f} /s, {unchecked['cpu_ms_per_entry']:.3f} ms/entry"
         )
     RESULTS.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+def _leg_main(names: Sequence[str], batch: int, seconds: float) -> int:
+    print(f"{'database':<10} {'leg':<4} {f'batches of {batch}':>18} {'CPU ms/entry':>13}")
+    with tempfile.TemporaryDirectory(prefix="pc-ingest-leg-") as scratch:
+        for name in names:
+            for key, figures in measure_leg(name, batch, seconds, Path(scratch) / name).items():
+                print(
+                    f"{name:<10} {key:<4} {figures['entries_per_s']:>14,.0f} /s"
+                    f" {figures['cpu_ms_per_entry']:>13.3f}"
+                )
     return 0
 
 
