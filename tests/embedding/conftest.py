@@ -30,6 +30,7 @@ def model_server(model_embed: Callable[[Sequence[str]], Any]) -> Iterator[Embedd
 set_clock = test_memory_expiry.set_clock
 
 Rows = list[tuple[str, str, int, bytes]]
+ArtifactRows = list[tuple[str, str, int, str, int, bytes]]
 
 
 # The query deadline of a server that uses the real model: these tests check recall by meaning, not
@@ -66,16 +67,28 @@ def stored_vectors(server: Any) -> Rows:
     return [(str(r[0]), str(r[1]), int(r[2]), bytes(r[3])) for r in rows]
 
 
+def stored_artifact_vectors(server: Any) -> ArtifactRows:
+    """(family, artifact_id, revision, model, dims, vector bytes) of every stored vector of an
+    Experience or Topic Memory revision, read from the database."""
+    rows = read_rows(
+        server.application.settings.database_url,
+        "SELECT r.family, r.artifact_id, r.revision, v.model, v.dims, v.vector FROM artifact_vectors v"
+        " LEFT JOIN artifact_revisions r ON r.revision_key = v.revision_key ORDER BY v.vector_key",
+    )
+    return [(str(r[0]), str(r[1]), int(r[2]), str(r[3]), int(r[4]), bytes(r[5])) for r in rows]
+
+
 def wait_for_vectors(server: Any, count: int, model: str = MODEL) -> Rows:
     """The stored vectors once `count` of `model` are there (the embedder works in the background)."""
     return wait_until(server, lambda rows: len([row for row in rows if row[1] == model]) >= count)
 
 
-def wait_until(server: Any, done: Callable[[Rows], bool]) -> Rows:
-    """The stored vectors once `done` holds for them (or after a minute: the caller's assertion fails)."""
+def wait_until(server: Any, done: Callable[[Any], bool], read: Callable[[Any], Any] = stored_vectors) -> Any:
+    """What `read` reads of the server's vectors once `done` holds for it (or after a minute: the
+    caller's assertion fails)."""
     deadline = time.monotonic() + 60
     while True:
-        found = stored_vectors(server)
+        found = read(server)
         if done(found) or time.monotonic() > deadline:
             return found
         time.sleep(0.05)
