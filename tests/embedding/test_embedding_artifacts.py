@@ -19,6 +19,7 @@ from tests.api.helpers import experience, new_scope, prepare, remember, topic
 from tests.conftest import LiveServer, settings_for
 
 from .conftest import leg_env, stored_artifact_vectors, wait_for_vectors, wait_until
+from .test_embedding_leg import TEXTS as TEXTS_OF_MEMORY
 from .test_embedding_leg import files_holding_bytes
 
 EXPERIENCES = (
@@ -198,3 +199,29 @@ def test_prepared_bytes_of_every_family_are_the_same_on_sqlite_and_oceanbase_wit
     assert contents["sqlite"] == contents["oceanbase"]
     assert all(contents["sqlite"])
     assert TOPICS[0][1] in contents["sqlite"][0]  # by meaning: no word of the query is in it
+
+
+def test_keys_an_erasure_frees_are_embedded_when_handed_out_again(
+    start_server: Any, backend: str, model_server: EmbeddingServer
+) -> None:
+    """SQLite gives a new row the largest key again once that row is deleted: the embedder, which
+    had passed that key, must look again."""
+    server = start_server(**leg_env(model_server.url))
+    with httpx.Client(base_url=server.base_url, timeout=30) as http:
+        scope_id = new_scope(http)
+        remember(http, scope_id, TEXTS_OF_MEMORY[0])
+        remember(http, scope_id, TEXTS_OF_MEMORY[1])
+        gone = new_scope(http)
+        topic(http, scope_id, *TOPICS[0])
+        topic(http, gone, *TOPICS[1])
+        wait_for_vectors(server, 2)
+        wait_until(server, lambda rows: len(rows) >= 2, stored_artifact_vectors)
+        erased = http.post("/v1/memory/entries/erase", json={"scope_id": scope_id, "entry_id": "entry-2"})
+        assert erased.status_code == 200, erased.text
+        assert http.delete(f"/v1/scopes/{gone}").status_code == 200
+        remember(http, scope_id, TEXTS_OF_MEMORY[2])
+        topic(http, scope_id, *TOPICS[2])
+        memory = wait_until(server, lambda rows: "entry-3-v1" in [row[0] for row in rows])
+        topics = wait_until(server, lambda rows: len(rows) >= 2, stored_artifact_vectors)
+    assert sorted(row[0] for row in memory) == ["entry-1-v1", "entry-3-v1"]
+    assert sorted(row[1] for row in topics) == ["topic-1", "topic-2"]

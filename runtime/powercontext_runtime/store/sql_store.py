@@ -208,6 +208,8 @@ class SqlStore:
             result = step(conn)
         if op.purge:
             self._purge()
+            if self._embedder is not None:  # the erased keys may be handed out again
+                self._embedder.rewind()
         return result
 
     def latest_profiles(self, scope_ids: Sequence[str]) -> list[ProfileSnapshot | None]:

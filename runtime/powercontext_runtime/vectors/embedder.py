@@ -49,8 +49,10 @@ class VectorEmbedder(NudgedThread):
         self._leg = leg
         self._transaction = transaction
         self._sources = tuple(sources)
-        # Per queue, the documents up to here have their vector (new documents get larger keys).
+        # Per queue, the documents up to here have their vector (new documents get larger keys,
+        # unless an erasure freed the largest: SQLite hands it out again, hence `rewind`).
         self._after = [0] * len(self._sources)
+        self._rewound = threading.Event()
         self._retry: threading.Timer | None = None
 
     def _work(self) -> None:
@@ -64,8 +66,16 @@ class VectorEmbedder(NudgedThread):
             logger.warning("a vector batch failed; retrying", exc_info=True)
             self._retry_later()
 
+    def rewind(self) -> None:
+        """Look through every queue from its start again (after an erasure), then work."""
+        self._rewound.set()
+        self.nudge()
+
     def embed_next(self) -> bool:
         """Embed and store the next batch of each queue; False when every queue is empty."""
+        if self._rewound.is_set():  # cleared on this thread, so a rewind is never lost mid-batch
+            self._rewound.clear()
+            self._after = [0] * len(self._sources)
         return any([self._embed_batch(queue) for queue in range(len(self._sources))])  # each its turn
 
     def _embed_batch(self, queue: int) -> bool:
