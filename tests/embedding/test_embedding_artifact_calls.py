@@ -18,7 +18,7 @@ from tests.api.helpers import prepare, remember
 
 from .conftest import leg_env, stored_artifact_vectors, wait_for_vectors, wait_until
 from .test_embedding_artifacts import TOPICS, fill, search
-from .test_embedding_faults import _closed_port_url, _slow, fallbacks
+from .test_embedding_faults import _slow, endpoint, fallbacks
 from .test_embedding_leg import TEXTS
 
 # The RFC caps an Experience section at 2 entries, and all sections at 8 (the server default).
@@ -34,9 +34,7 @@ def test_experience_and_topic_searches_answer_lexically_and_a_prepare_counts_one
     start_server: Any, fault: Callable[[Sequence[str]], Any] | None, reason: str
 ) -> None:
     plain = start_server()
-    fake = EmbeddingServer(fault) if fault is not None else None
-    url = fake.__enter__().url if fake is not None else _closed_port_url()
-    try:
+    with endpoint(fault) as url:
         server = start_server(**leg_env(url, timeout_ms=None))
         answers = []
         for running in (plain, server):
@@ -56,9 +54,6 @@ def test_experience_and_topic_searches_answer_lexically_and_a_prepare_counts_one
                     assert fallbacks(http, reason) == 3
         assert answers[0] == answers[1]
         assert answers[1][:2] == (["experience-1"], ["topic-1"])
-    finally:
-        if fake is not None:
-            fake.stop()
 
 
 def test_a_prepare_embeds_its_query_once_and_each_family_finds_by_meaning(start_server: Any) -> None:

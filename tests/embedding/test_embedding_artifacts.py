@@ -14,11 +14,17 @@ import numpy as np
 import pytest
 
 from devtools.embedding_server import DIMENSIONS, MODEL, EmbeddingServer
-from powercontext_server.settings import HttpSettings
 from tests.api.helpers import experience, new_scope, prepare, remember, topic
-from tests.conftest import LiveServer, settings_for
+from tests.conftest import LiveServer
 
-from .conftest import leg_env, stored_artifact_vectors, wait_for_vectors, wait_until
+from .conftest import (
+    leg_env,
+    lexical_and_hybrid,
+    on_both_backends,
+    stored_artifact_vectors,
+    wait_for_vectors,
+    wait_until,
+)
 from .test_embedding_leg import TEXTS as TEXTS_OF_MEMORY
 from .test_embedding_leg import files_holding_bytes
 
@@ -76,20 +82,18 @@ def search(http: httpx.Client, path: str, scope_id: str, query: str) -> list[str
 def test_vectors_of_experience_and_topics_are_written_and_recall_finds_meaning_only_with_the_leg(
     start_server: Any, model_server: EmbeddingServer, model_embed: Callable[[Sequence[str]], Any]
 ) -> None:
-    plain = start_server()
-    server = start_server(**leg_env(model_server.url))
-    found = {}
-    for name, running in (("lexical", plain), ("hybrid", server)):
-        with httpx.Client(base_url=running.base_url, timeout=30) as http:
-            scope_id = new_scope(http)
-            fill(http, scope_id)
-            if name == "hybrid":
-                rows = wait_until(running, lambda rows: len(rows) >= 6, stored_artifact_vectors)
-            found[name] = (
-                search(http, "/v1/experience/search", scope_id, "vehicle"),
-                search(http, "/v1/topic-memory/search", scope_id, "vehicle"),
-                search(http, "/v1/topic-memory/search", scope_id, "dinner vehicle"),
-            )
+    def read(http: httpx.Client, scope_id: str) -> tuple[list[str], ...]:
+        return (
+            search(http, "/v1/experience/search", scope_id, "vehicle"),
+            search(http, "/v1/topic-memory/search", scope_id, "vehicle"),
+            search(http, "/v1/topic-memory/search", scope_id, "dinner vehicle"),
+        )
+
+    def embedded(server: Any) -> None:
+        wait_until(server, lambda rows: len(rows) >= 6, stored_artifact_vectors)
+
+    found, server = lexical_and_hybrid(start_server, model_server.url, fill, embedded, read)
+    rows = stored_artifact_vectors(server)
     assert found["lexical"] == ([], [], ["topic-3"])
     experiences, topics, mixed = found["hybrid"]
     assert experiences[0] == "experience-1" and topics[0] == "topic-1"
@@ -103,16 +107,12 @@ def test_vectors_of_experience_and_topics_are_written_and_recall_finds_meaning_o
     for _, artifact_id, _, _, _, blob in rows:
         expected = np.asarray(model_embed([texts[artifact_id]]), dtype="<f4")[0]
         assert np.array_equal(np.frombuffer(blob, dtype="<f4"), expected)
-    assert stored_artifact_vectors(plain) == []  # off by default
 
 
 def test_a_new_revision_and_the_scopes_deletion_take_vectors_away(
-    start_server: Any,
-    backend: str,
-    model_server: EmbeddingServer,
-    model_embed: Callable[[Sequence[str]], Any],
+    leg_server: Any, backend: str, model_embed: Callable[[Sequence[str]], Any]
 ) -> None:
-    server = start_server(**leg_env(model_server.url))
+    server = leg_server
     with httpx.Client(base_url=server.base_url, timeout=30) as http:
         keeper = new_scope(http)
         topic(http, keeper, *TOPICS[2])
@@ -121,24 +121,7 @@ def test_a_new_revision_and_the_scopes_deletion_take_vectors_away(
         wait_until(server, lambda rows: len(rows) >= 7, stored_artifact_vectors)
         bicycle = ("Bicycle", "my bicycle stands in the garage", "")
         topic(http, scope_id, *bicycle, artifact_id="topic-1", expected_revision=1)
-        proposed = http.post(
-            "/v1/experience/propose",
-            json={
-                "scope_id": scope_id,
-                "artifact_id": "experience-2",
-                **dict(zip(FIELDS, EXPERIENCES[0], strict=True)),
-            },
-        )
-        assert proposed.status_code == 200, proposed.text
-        approved = http.post(
-            "/v1/candidates/approve",
-            json={
-                "scope_id": scope_id,
-                "candidate_id": proposed.json()["candidate_id"],
-                "expected_version": 1,
-            },
-        )
-        assert approved.status_code == 200, approved.text
+        experience(http, scope_id, *EXPERIENCES[0], artifact_id="experience-2")
 
         def revised(rows: Any) -> bool:
             return {("topic-1", 2), ("experience-2", 2)} <= {(row[1], row[2]) for row in rows}
@@ -169,44 +152,31 @@ def test_a_new_revision_and_the_scopes_deletion_take_vectors_away(
 def test_prepared_bytes_of_every_family_are_the_same_on_sqlite_and_oceanbase_with_the_leg_on(
     request: pytest.FixtureRequest, model_server: EmbeddingServer, tmp_path: Path
 ) -> None:
-    seekdb = request.getfixturevalue("seekdb")
-    env = leg_env(model_server.url)
-    urls = {"sqlite": f"sqlite:///{tmp_path / 'parity.sqlite3'}", "oceanbase": seekdb.new_database_url()}
+    scope_id = "parity:families"
     sections = [{"family": "memory", "limit": 3}, *SECTIONS]
-    contents: dict[str, list[str]] = {}
-    for name, url in urls.items():
-        server = LiveServer(
-            settings_for(tmp_path / name, POWERCONTEXT_SERVER_DATABASE_URL=url),
-            http=HttpSettings.from_env(env),
-        )
-        server.start()
-        try:
-            with httpx.Client(base_url=server.base_url, timeout=30) as http:
-                scope_id = "parity:families"
-                assert http.post("/v1/scopes", json={"scope_id": scope_id}).status_code == 201
-                fill(http, scope_id)
-                for i in range(12):  # more than a pool holds, so the fused cut decides
-                    topic(http, scope_id, f"Day {i}", f"{TOPICS[i % 3][1]} on day {i}")
-                    remember(http, scope_id, f"day {i}: {TOPICS[i % 3][1]}")
-                wait_until(server, lambda rows: len(rows) >= 18, stored_artifact_vectors)
-                wait_for_vectors(server, 12)
-                contents[name] = [
-                    prepare(http, scope_id, query, assembly={"sections": sections})["content"]
-                    for query in ("vehicle", "what did we eat", "the weather on day 4", "pets")
-                ]
-        finally:
-            server.stop()
+
+    def prepared(http: httpx.Client, server: LiveServer) -> list[str]:
+        fill(http, scope_id)
+        for i in range(12):  # more than a pool holds, so the fused cut decides
+            topic(http, scope_id, f"Day {i}", f"{TOPICS[i % 3][1]} on day {i}")
+            remember(http, scope_id, f"day {i}: {TOPICS[i % 3][1]}")
+        wait_until(server, lambda rows: len(rows) >= 18, stored_artifact_vectors)
+        wait_for_vectors(server, 12)
+        return [
+            prepare(http, scope_id, query, assembly={"sections": sections})["content"]
+            for query in ("vehicle", "what did we eat", "the weather on day 4", "pets")
+        ]
+
+    contents = on_both_backends(request, tmp_path, leg_env(model_server.url), scope_id, prepared)
     assert contents["sqlite"] == contents["oceanbase"]
     assert all(contents["sqlite"])
     assert TOPICS[0][1] in contents["sqlite"][0]  # by meaning: no word of the query is in it
 
 
-def test_keys_an_erasure_frees_are_embedded_when_handed_out_again(
-    start_server: Any, backend: str, model_server: EmbeddingServer
-) -> None:
+def test_keys_an_erasure_frees_are_embedded_when_handed_out_again(leg_server: Any) -> None:
     """SQLite gives a new row the largest key again once that row is deleted: the embedder, which
     had passed that key, must look again."""
-    server = start_server(**leg_env(model_server.url))
+    server = leg_server
     with httpx.Client(base_url=server.base_url, timeout=30) as http:
         scope_id = new_scope(http)
         remember(http, scope_id, TEXTS_OF_MEMORY[0])
