@@ -2,9 +2,9 @@
 
 Its queues are the database itself: Memory's head versions (`rows.pending`) and Experience's and
 Topic Memory's head revisions (`store/artifact_vectors.py`) without a vector of the configured
-model, each in key order; every round takes the next batch of each. A batch is embedded outside any transaction and stored in one
-short write per Scope; the unique key keeps a version from being stored twice when two servers
-share the database. An endpoint that fails leaves the queue as it was: the thread tries again
+model, each in key order; every round takes the next batch of each. A batch is embedded outside
+any transaction and stored in one short write per Scope; the unique key keeps a document from
+being stored twice when two servers share the database. An endpoint that fails leaves the queue as it was: the thread tries again
 after RETRY_S (and at the next write), so nothing is lost across an outage or a restart.
 """
 
