@@ -93,9 +93,16 @@ def assert_invalid_request(response: httpx.Response, *secrets: str) -> list[dict
 
 
 def experience(
-    http: httpx.Client, scope_id: str, situation: str, action: str, outcome: str, lesson: str
+    http: httpx.Client,
+    scope_id: str,
+    situation: str,
+    action: str,
+    outcome: str,
+    lesson: str,
+    **fields: Any,
 ) -> dict[str, Any]:
-    """Propose and approve an Experience; returns the approved Candidate."""
+    """Propose and approve an Experience (`fields`: `artifact_id` for a next revision); returns
+    the approved Candidate."""
     proposed = http.post(
         "/v1/experience/propose",
         json={
@@ -104,6 +111,7 @@ def experience(
             "action": action,
             "outcome": outcome,
             "lesson": lesson,
+            **fields,
         },
     )
     assert proposed.status_code == 200, proposed.text

@@ -8,7 +8,8 @@ import re
 import socket
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -42,6 +43,16 @@ def _closed_port_url() -> str:
         return f"http://127.0.0.1:{s.getsockname()[1]}/v1"
 
 
+@contextmanager
+def endpoint(fault: Callable[[Sequence[str]], Any] | None) -> Iterator[str]:
+    """The URL of the fake server answering with `fault`, or, for None, of a port nothing listens on."""
+    if fault is None:
+        yield _closed_port_url()
+        return
+    with EmbeddingServer(fault) as fake:
+        yield fake.url
+
+
 def fallbacks(http: httpx.Client, reason: str) -> float:
     text = http.get("/metrics").text
     found = re.search(rf'^powercontext_embedding_fallbacks_total{{reason="{reason}"}} (\S+)$', text, re.M)
@@ -56,9 +67,7 @@ def test_a_failing_endpoint_leaves_a_lexical_answer_and_a_count(
     start_server: Any, fault: Callable[[Sequence[str]], Any] | None, reason: str
 ) -> None:
     plain = start_server()
-    fake = EmbeddingServer(fault) if fault is not None else None
-    url = fake.__enter__().url if fake is not None else _closed_port_url()
-    try:
+    with endpoint(fault) as url:
         server = start_server(**leg_env(url, timeout_ms=None))
         answers: list[tuple[list[str], str]] = []
         for running in (plain, server):
@@ -79,9 +88,6 @@ def test_a_failing_endpoint_leaves_a_lexical_answer_and_a_count(
         assert answers[1][0] == [TEXTS[2], TEXTS[0]]
         if fault is not _slow:
             assert stored_vectors(server) == []
-    finally:
-        if fake is not None:
-            fake.stop()
 
 
 def test_the_embedder_catches_up_after_an_outage(

@@ -18,7 +18,14 @@ from tests.api.helpers import new_scope, remember
 from tests.api.test_erasure import files_holding
 from tests.conftest import LiveServer, settings_for
 
-from .conftest import leg_env, stored_vectors, wait_for_vectors, wait_until
+from .conftest import (
+    leg_env,
+    lexical_and_hybrid,
+    on_both_backends,
+    stored_vectors,
+    wait_for_vectors,
+    wait_until,
+)
 
 TEXTS = (
     "I parked my car in the garage last night",
@@ -33,20 +40,22 @@ def search(http: httpx.Client, scope_id: str, query: str) -> list[str]:
     return [hit["text"] for hit in response.json()["hits"]]
 
 
+def search_vehicle(http: httpx.Client, scope_id: str) -> list[str]:
+    return search(http, scope_id, "vehicle")
+
+
 def test_vectors_are_written_and_recall_finds_meaning_only_with_the_leg(
     start_server: Any, model_server: EmbeddingServer, model_embed: Callable[[Sequence[str]], Any]
 ) -> None:
-    plain = start_server()
-    server = start_server(**leg_env(model_server.url))
-    found = {}
-    for name, running in (("lexical", plain), ("hybrid", server)):
-        with httpx.Client(base_url=running.base_url, timeout=30) as http:
-            scope_id = new_scope(http)
-            for text in TEXTS:
-                remember(http, scope_id, text)
-            if name == "hybrid":
-                rows = wait_for_vectors(running, len(TEXTS))
-            found[name] = search(http, scope_id, "vehicle")
+    def write(http: httpx.Client, scope_id: str) -> None:
+        for text in TEXTS:
+            remember(http, scope_id, text)
+
+    def embedded(server: Any) -> None:
+        wait_for_vectors(server, len(TEXTS))
+
+    found, server = lexical_and_hybrid(start_server, model_server.url, write, embedded, search_vehicle)
+    rows = stored_vectors(server)
     assert found["lexical"] == []
     assert found["hybrid"][0] == TEXTS[0]
     assert [(version, model, dims) for version, model, dims, _ in rows] == [
@@ -55,7 +64,6 @@ def test_vectors_are_written_and_recall_finds_meaning_only_with_the_leg(
     expected = np.asarray(model_embed(list(TEXTS)), dtype="<f4")
     for (_, _, _, blob), vector in zip(rows, expected, strict=True):
         assert np.array_equal(np.frombuffer(blob, dtype="<f4"), vector)
-    assert stored_vectors(plain) == []  # off by default: no vector without an endpoint
 
 
 def test_revise_retire_and_erase_take_vectors_away_without_a_trace(
@@ -141,42 +149,27 @@ def test_a_model_change_re_embeds_and_two_servers_store_each_vector_once(
 def test_prepared_bytes_are_the_same_on_sqlite_and_oceanbase_with_the_leg_on(
     request: pytest.FixtureRequest, model_server: EmbeddingServer, tmp_path: Path
 ) -> None:
-    seekdb = request.getfixturevalue("seekdb")
-    env = leg_env(model_server.url)
-    urls = {"sqlite": f"sqlite:///{tmp_path / 'parity.sqlite3'}", "oceanbase": seekdb.new_database_url()}
-    contents: dict[str, list[str]] = {}
-    for name, url in urls.items():
-        server = LiveServer(
-            settings_for(tmp_path / name, POWERCONTEXT_SERVER_DATABASE_URL=url),
-            http=HttpSettings.from_env(env),
-        )
-        server.start()
-        try:
-            with httpx.Client(base_url=server.base_url, timeout=30) as http:
-                scope_id = "parity:scope"
-                assert http.post("/v1/scopes", json={"scope_id": scope_id}).status_code == 201
-                entries = [
-                    {
-                        "text": f"day {i}: {TEXTS[i % 3]} and talked about {['work', 'the weather', 'travel'][i % 3]}"
-                    }
-                    for i in range(60)
-                ]
-                http.post(
-                    "/v1/memory/remember/batch", json={"scope_id": scope_id, "entries": entries}
-                ).raise_for_status()
-                wait_for_vectors(server, 60)
-                contents[name] = [
-                    http.post(
-                        "/v1/context/prepare",
-                        json={
-                            "scope_id": scope_id,
-                            "query": query,
-                            "assembly": {"sections": [{"family": "memory", "limit": 8}]},
-                        },
-                    ).json()["content"]
-                    for query in ("vehicle in the garage", "what did we eat", "the weather on day 4", "pets")
-                ]
-        finally:
-            server.stop()
+    scope_id = "parity:scope"
+    topics = ["work", "the weather", "travel"]
+
+    def prepared(http: httpx.Client, server: LiveServer) -> list[str]:
+        entries = [{"text": f"day {i}: {TEXTS[i % 3]} and talked about {topics[i % 3]}"} for i in range(60)]
+        http.post(
+            "/v1/memory/remember/batch", json={"scope_id": scope_id, "entries": entries}
+        ).raise_for_status()
+        wait_for_vectors(server, 60)
+        return [
+            http.post(
+                "/v1/context/prepare",
+                json={
+                    "scope_id": scope_id,
+                    "query": query,
+                    "assembly": {"sections": [{"family": "memory", "limit": 8}]},
+                },
+            ).json()["content"]
+            for query in ("vehicle in the garage", "what did we eat", "the weather on day 4", "pets")
+        ]
+
+    contents = on_both_backends(request, tmp_path, leg_env(model_server.url), scope_id, prepared)
     assert contents["sqlite"] == contents["oceanbase"]
     assert all(contents["sqlite"])

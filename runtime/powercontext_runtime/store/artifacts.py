@@ -21,6 +21,7 @@ from ..models import (
     Proposal,
     Topic,
 )
+from ..vectors import rows as vectors
 from . import memory, scopes
 from .clock import now
 from .conn import Conn, inserted_key
@@ -91,7 +92,8 @@ def fresh_artifact_id(conn: Conn, key: int, family: str, stem: str) -> str:
 
 
 def commit_revision(conn: Conn, key: int, family: str, artifact_id: str, revision: int, payload: str) -> None:
-    """Append an immutable revision, move the head, and keep the search index on heads only."""
+    """Append an immutable revision, move the head, and keep the search index and the stored
+    vectors on heads only."""
     old = conn.execute(
         "SELECT h.revision_key, r.payload, r.revision FROM artifact_heads h"
         " JOIN artifact_revisions r ON r.revision_key = h.revision_key"
@@ -115,6 +117,7 @@ def commit_revision(conn: Conn, key: int, family: str, artifact_id: str, revisio
     if old is not None:
         previous = decode_artifact(family, ArtifactRef(family, artifact_id, old[2]), old[1])
         search.unindex_document(conn, key, family, old[0], search_text(previous))
+        vectors.forget(conn, key, [int(old[0])], vectors.artifact_vectors(family))
     current = decode_artifact(family, ArtifactRef(family, artifact_id, revision), payload)
     search.index_document(conn, key, family, revision_key, search_text(current))
 

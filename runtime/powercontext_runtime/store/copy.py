@@ -35,6 +35,8 @@ TABLES = (
     "memory_erasures",
     "artifact_revisions",
     "artifact_heads",
+    "artifact_vectors",
+    "artifact_vector_removals",
     "candidates",
     "search_docs",
     "search_segments",

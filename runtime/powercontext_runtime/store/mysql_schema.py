@@ -303,4 +303,27 @@ MIGRATIONS: tuple[Migration, ...] = (
         ) {_TABLE}
         """,
     ),
+    Migration(
+        12,
+        f"""
+        -- Vectors of Experience and Topic Memory: as on SQLite (sqlite_schema.py, migration 12).
+        CREATE TABLE artifact_vectors (
+            vector_key BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+            revision_key BIGINT NOT NULL,
+            scope_key BIGINT NOT NULL,
+            family VARCHAR(32) NOT NULL,
+            model VARCHAR(256) NOT NULL,
+            dims BIGINT NOT NULL,
+            vector LONGBLOB NOT NULL,
+            UNIQUE KEY artifact_vectors_revision (revision_key, model, dims),
+            KEY artifact_vectors_scope (scope_key, family, model, dims, vector_key)
+        ) {_ORDERED};
+        CREATE TABLE artifact_vector_removals (
+            scope_key BIGINT NOT NULL,
+            family VARCHAR(32) NOT NULL,
+            removals BIGINT NOT NULL,
+            PRIMARY KEY (scope_key, family)
+        ) {_TABLE}
+        """,
+    ),
 )

@@ -119,6 +119,8 @@ def delete_scope(conn: Conn, scope_id: str) -> None:
 _SCOPE_TABLES = (
     "memory_vectors",
     "memory_vector_removals",
+    "artifact_vectors",
+    "artifact_vector_removals",
     "scope_references",
     "memory_erasures",
     "memory_revisions",

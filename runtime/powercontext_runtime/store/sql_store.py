@@ -42,7 +42,10 @@ from ..search import (
     ranked_reads,
 )
 from ..vectors import EmbeddingLeg, VectorEmbedder, VectorRecall
+from ..vectors.embedder import MEMORY_SOURCE
+from ..vectors.leg import Vectors
 from . import (
+    artifact_vectors,
     artifacts,
     clock,
     memory,
@@ -90,16 +93,19 @@ class SqlStore:
 
     @contextmanager
     def reading(self) -> Iterator[None]:
-        """Every read on this thread inside shares one read transaction, hence one snapshot."""
+        """Every read on this thread inside shares one read transaction, hence one snapshot, and
+        one embedding of each query text (a prepare searching three families asks the endpoint once)."""
         if getattr(self._local, "reading", None) is not None:
             yield
             return
         with self._transaction(write=False) as conn:
             self._local.reading = conn
+            self._local.query_vectors = {}
             try:
                 yield
             finally:
                 self._local.reading = None
+                self._local.query_vectors = None
 
     @contextmanager
     def _transaction(self, write: bool) -> Iterator[Conn]:
@@ -177,9 +183,10 @@ class SqlStore:
         return merge_due(self._transaction, self._writer_gate, stopping, self._backend.merge_pause_max_s)
 
     def use_embeddings(self, leg: EmbeddingLeg) -> None:
-        """Turn on the embedding leg: Memory recall fuses it in, and a thread fills in vectors."""
+        """Turn on the embedding leg: Memory, Experience and Topic Memory recall fuse it in, and a
+        thread fills in vectors."""
         self._vectors = VectorRecall(leg)
-        self._embedder = VectorEmbedder(leg, self._transaction)
+        self._embedder = VectorEmbedder(leg, self._transaction, [MEMORY_SOURCE, artifact_vectors.SOURCE])
         self._embedder.nudge()  # embed what is already stored without a vector of this model
 
     def close(self) -> None:
@@ -201,6 +208,8 @@ class SqlStore:
             result = step(conn)
         if op.purge:
             self._purge()
+            if self._embedder is not None:  # the erased keys may be handed out again
+                self._embedder.rewind()
         return result
 
     def latest_profiles(self, scope_ids: Sequence[str]) -> list[ProfileSnapshot | None]:
@@ -234,20 +243,24 @@ class SqlStore:
         terms = query_terms(query)
         if not terms:
             return [[] for _ in scope_ids]
-        vector = self._vectors.query_vector(query.text) if self._vectors is not None else None
+        vector = self._query_vector(query)
         with self._ranked_reads() as (conn, release_mirror):
             scope_rows = scopes.keys_by_id(conn, scope_ids, "memory_revision")
             # Left out before each Scope's hits are cut to `limit` (by either leg): an expired entry
             # takes no live one's place.
             expired = memory_hygiene.expired_heads(conn, [key for key, _ in scope_rows.values()], clock.now())
-            cap = merge_cap if vector is None else None  # fused first, then cut to the pool's shares
-            ranked = self._ranked_per_scope(
-                conn, scope_ids, scope_rows, MEMORY_FAMILY, terms, limit, cap, expired
+            ranked = self._ranked(
+                conn,
+                release_mirror,
+                scope_ids,
+                scope_rows,
+                MEMORY_FAMILY,
+                terms,
+                vector,
+                limit,
+                merge_cap,
+                expired,
             )
-            release_mirror()
-            if self._vectors is not None and vector is not None:
-                keys = [scope_rows[s][0] if s in scope_rows else None for s in scope_ids]
-                ranked = self._vectors.fuse(conn, keys, ranked, vector, limit, merge_cap, expired)
             versions = memory.head_versions(conn, [k for ks in ranked for k, _ in ks])
         return [
             [
@@ -291,28 +304,52 @@ class SqlStore:
         terms = query_terms(query)
         if not terms:
             return [[] for _ in scope_ids]
+        vector = self._query_vector(query)
         with self._ranked_reads() as (conn, release_mirror):
             scope_rows = scopes.keys_by_id(conn, scope_ids)
-            ranked = self._ranked_per_scope(conn, scope_ids, scope_rows, family, terms, limit, merge_cap)
-            release_mirror()
+            ranked = self._ranked(
+                conn, release_mirror, scope_ids, scope_rows, family, terms, vector, limit, merge_cap
+            )
             heads = artifacts.head_documents(conn, family, [k for ks in ranked for k, _ in ks])
         return [[(heads[k], score) for k, score in keys if k in heads] for keys in ranked]
 
-    def _ranked_per_scope(
+    def _query_vector(self, query: SearchQuery) -> Vectors | None:
+        """The query's vector, or None (lexical recall only: the leg is off or the endpoint
+        failed). Inside `reading()` it is asked for once per text, a failure included."""
+        if self._vectors is None:
+            return None
+        asked: dict[str, Vectors | None] | None = getattr(self._local, "query_vectors", None)
+        if asked is not None and query.text in asked:
+            return asked[query.text]
+        vector = self._vectors.query_vector(query.text)
+        if asked is not None:
+            asked[query.text] = vector
+        return vector
+
+    def _ranked(
         self,
         conn: Conn,
+        release_mirror: Callable[[], None],
         scope_ids: Sequence[str],
         scope_rows: dict[str, tuple[int, int]],
         family: str,
         terms: Sequence[str],
+        vector: Vectors | None,
         limit: int,
         merge_cap: int | None,
         excluded: Mapping[int, Collection[int]] | None = None,
     ) -> list[list[tuple[int, float]]]:
         """Each Scope's ranked `doc_key`s with their scores, in `scope_ids` order, without its
-        `excluded` ones, each cut to its share of the merged pool (`search.ranked_per_scope`)."""
+        `excluded` ones, each cut to its share of the merged pool (`search.ranked_per_scope`);
+        with a query `vector`, each Scope's lexical `limit` fused with its nearest vectors first."""
         keys = [scope_rows[scope_id][0] if scope_id in scope_rows else None for scope_id in scope_ids]
-        return ranked_per_scope(conn, self._search, keys, family, terms, limit, merge_cap, excluded)
+        fusing = self._vectors is not None and vector is not None
+        cap = None if fusing else merge_cap  # fused first, then cut to the pool's shares
+        ranked = ranked_per_scope(conn, self._search, keys, family, terms, limit, cap, excluded)
+        release_mirror()
+        if self._vectors is None or vector is None:
+            return ranked
+        return self._vectors.fuse(conn, family, keys, ranked, vector, limit, merge_cap, excluded)
 
     def _ranked_reads(self) -> AbstractContextManager[tuple[Conn, Callable[[], None]]]:
         return ranked_reads(self._search, self._transaction)

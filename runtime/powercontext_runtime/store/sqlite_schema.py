@@ -321,4 +321,28 @@ MIGRATIONS: tuple[Migration, ...] = (
         )
         """,
     ),
+    Migration(
+        12,
+        """
+        -- The embedding leg's vectors of Experience and Topic Memory: one per head revision and model,
+        -- as memory_vectors holds Memory's; each (Scope, family) is a set of its own.
+        CREATE TABLE artifact_vectors (
+            vector_key INTEGER PRIMARY KEY AUTOINCREMENT,
+            revision_key INTEGER NOT NULL,
+            scope_key INTEGER NOT NULL,
+            family TEXT NOT NULL,
+            model TEXT NOT NULL,
+            dims INTEGER NOT NULL,
+            vector BLOB NOT NULL,
+            UNIQUE (revision_key, model, dims)
+        );
+        CREATE INDEX artifact_vectors_scope ON artifact_vectors (scope_key, family, model, dims, vector_key);
+        CREATE TABLE artifact_vector_removals (
+            scope_key INTEGER NOT NULL,
+            family TEXT NOT NULL,
+            removals INTEGER NOT NULL,
+            PRIMARY KEY (scope_key, family)
+        )
+        """,
+    ),
 )

@@ -1,11 +1,12 @@
-"""The optional embedding leg of Memory recall (docs/search-index.md, "Embedding leg").
+"""The optional embedding leg of Memory, Experience and Topic Memory recall
+(docs/search-index.md, "Embedding leg").
 
 Off unless the server is given an embedding endpoint. `leg` holds what the server hands in (an
 `Embed` function, the model and its dimensions); `rows` the SQL of stored vectors (one per head
-entry version and model); `embedder` the background thread that fills them; `scope_index` the
-exact cosine search over a Scope's vectors held in memory; `fusion` the reciprocal-rank fusion of
-the lexical and the vector ranking. The store calls `VectorRecall.fuse` at one place
-(`SqlStore.search_memory`).
+entry version or head artifact revision, and model); `embedder` the background thread that fills
+them; `scope_index` the exact cosine search over a Scope's vectors of one family held in memory;
+`fusion` the reciprocal-rank fusion of the lexical and the vector ranking. The store calls
+`VectorRecall.fuse` at one place (`SqlStore._ranked`).
 """
 
 from .embedder import VectorEmbedder

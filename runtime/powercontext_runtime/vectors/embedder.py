@@ -1,9 +1,10 @@
 """Fills in vectors off the write path: a thread of the store's own, nudged by every write.
 
-Its queue is the database itself: head versions without a vector of the configured model, in
-version order (`rows.pending`). A batch is embedded outside any transaction and stored in one
-short write per Scope; the unique key keeps a version from being stored twice when two servers
-share the database. An endpoint that fails leaves the queue as it was: the thread tries again
+Its queues are the database itself: Memory's head versions (`rows.pending`) and Experience's and
+Topic Memory's head revisions (`store/artifact_vectors.py`) without a vector of the configured
+model, each in key order; every round takes the next batch of each. A batch is embedded outside
+any transaction and stored in one short write per Scope; the unique key keeps a document from
+being stored twice when two servers share the database. An endpoint that fails leaves the queue as it was: the thread tries again
 after RETRY_S (and at the next write), so nothing is lost across an outage or a restart.
 """
 
@@ -11,14 +12,15 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from itertools import groupby
 
 from ..nudged_thread import NudgedThread
 from ..search import Conn
 from . import rows
-from .leg import EmbeddingFailed, EmbeddingLeg
+from .leg import EmbeddingFailed, EmbeddingLeg, Vectors
 
 COALESCE_S = 0.05
 RETRY_S = 5.0
@@ -28,12 +30,29 @@ logger = logging.getLogger("powercontext.store")
 Transaction = Callable[[bool], AbstractContextManager[Conn]]
 
 
+@dataclass(frozen=True, slots=True)
+class VectorSource:
+    """One queue: `pending(conn, model, dims, after, limit)` lists (key, scope_key, text) of
+    documents after `after` without a vector, by key; `save(conn, scope_key, model, keys, vectors)`
+    stores those still heads and says how many."""
+
+    pending: Callable[[Conn, str, int, int, int], list[tuple[int, int, str]]]
+    save: Callable[[Conn, int, str, Sequence[int], Vectors], int]
+
+
+MEMORY_SOURCE = VectorSource(rows.pending, rows.save)
+
+
 class VectorEmbedder(NudgedThread):
-    def __init__(self, leg: EmbeddingLeg, transaction: Transaction) -> None:
+    def __init__(self, leg: EmbeddingLeg, transaction: Transaction, sources: Sequence[VectorSource]) -> None:
         super().__init__("powercontext-embedder", COALESCE_S, join_s=10)
         self._leg = leg
         self._transaction = transaction
-        self._after = 0  # versions up to here have their vector (versions only ever get larger keys)
+        self._sources = tuple(sources)
+        # Per queue, the documents up to here have their vector (new documents get larger keys,
+        # unless an erasure freed the largest: SQLite hands it out again, hence `rewind`).
+        self._after = [0] * len(self._sources)
+        self._rewound = threading.Event()
         self._retry: threading.Timer | None = None
 
     def _work(self) -> None:
@@ -47,10 +66,24 @@ class VectorEmbedder(NudgedThread):
             logger.warning("a vector batch failed; retrying", exc_info=True)
             self._retry_later()
 
+    def rewind(self) -> None:
+        """Look through every queue from its start again (after an erasure), then work."""
+        self._rewound.set()
+        self.nudge()
+
     def embed_next(self) -> bool:
-        """Embed and store the next batch of the queue; False when the queue is empty."""
+        """Embed and store the next batch of each queue; False when every queue is empty."""
+        if self._rewound.is_set():  # cleared on this thread, so a rewind is never lost mid-batch
+            self._rewound.clear()
+            self._after = [0] * len(self._sources)
+        return any([self._embed_batch(queue) for queue in range(len(self._sources))])  # each its turn
+
+    def _embed_batch(self, queue: int) -> bool:
+        source = self._sources[queue]
         with self._transaction(False) as conn:
-            batch = rows.pending(conn, self._leg.model, self._leg.dims, self._after, self._leg.batch_size)
+            batch = source.pending(
+                conn, self._leg.model, self._leg.dims, self._after[queue], self._leg.batch_size
+            )
         if not batch:
             return False
         vectors = self._leg.vectors([text for _, _, text in batch], self._leg.batch_timeout_s)
@@ -58,9 +91,9 @@ class VectorEmbedder(NudgedThread):
         for scope_key, group in groupby(batch, key=lambda row: row[1]):
             keys = [key for key, _, _ in group]
             with self._transaction(True) as conn:
-                rows.save(conn, scope_key, self._leg.model, keys, vectors[at : at + len(keys)])
+                source.save(conn, scope_key, self._leg.model, keys, vectors[at : at + len(keys)])
             at += len(keys)
-        self._after = batch[-1][0]
+        self._after[queue] = batch[-1][0]
         return True
 
     def _retry_later(self) -> None:
