@@ -77,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         hybrid_app = open_application(Settings(database_url=url))
         leg = EmbeddingLeg(precomputed, model.name, model.dimensions, query_timeout_s=1.0, batch_size=32)
         hybrid_app.use_embeddings(leg)
-        _wait_embedded(url)
+        wait_embedded(url)
         lexical: list[float] = []
         hybrid: list[float] = []
         for round_number in range(args.rounds + 1):  # the first round of each only warms caches
@@ -106,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _wait_embedded(url: str) -> None:
+def wait_embedded(url: str) -> None:
     """Until the background embedder has stored a vector per head entry version (read from the
     database: a text the generator repeats is stored once, so there are fewer than asked for)."""
     deadline = time.monotonic() + 3600
