@@ -1,0 +1,196 @@
+"""`python -m bench.concurrency_tax`: what concurrency costs one server process, and prepare next to
+search (issue 34, items 0 and 4).
+
+One 10k-entry SQLite corpus (bench/run.py's, cached), one `powercontext serve` process with one
+worker. For raw `/v1/memory/search`, `assembly: {}` prepare and legacy prepare it reports server CPU
+ms per request (user + system of every server thread, from /proc) and p50 latency from one
+keep-alive connection, then server CPU ms per request and requests/s from 8 wrk connections.
+
+    .venv/bin/python -m bench.concurrency_tax
+    .venv/bin/python -m bench.concurrency_tax --baseline /tmp/old   # a checkout of an older commit
+
+With `--baseline`, every round runs both servers, this tree's and the baseline's (its code on
+PYTHONPATH), one after the other on the same database file, in alternating order, so the figures
+compare like with like on a machine that other work shares. Each figure is the median over rounds
+with its min and max.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from devtools.server_process import REPO, Client, ServerProcess
+
+from . import inprocess, loadgen
+from .datagen import MAIN_SCOPE, queries
+from .run import Database, prepare_database, server_env
+from .stats import figure, percentile
+
+PYTHONPATH_DIRS = ("generated", "runtime", "server", "client", "hosts/core", "")
+
+
+@dataclass(frozen=True)
+class Kind:
+    key: str
+    path: str
+    extra: dict[str, Any]
+
+    def wire(self, query: str) -> bytes:
+        body = {"scope_id": MAIN_SCOPE, "query": query, **self.extra}
+        return json.dumps(body, ensure_ascii=False).encode("utf-8")
+
+
+KINDS = (
+    Kind("search", "/v1/memory/search", {"limit": 16}),
+    Kind("assembly", "/v1/context/prepare", {"assembly": {}}),
+    Kind("legacy", "/v1/context/prepare", {}),
+)
+
+
+@dataclass(frozen=True)
+class Plan:
+    rounds: int
+    requests: int
+    seconds: int
+    connections: int
+
+
+def pythonpath(tree: Path) -> str:
+    return ":".join(str(tree / d) if d else str(tree) for d in PYTHONPATH_DIRS)
+
+
+def _sequential(server: ServerProcess, call: Callable[[int], None], count: int) -> tuple[float, float]:
+    """(p50 ms, server CPU ms per request) of `count` requests from one connection."""
+    before = server.cpu_seconds()
+    samples = inprocess.timed_batch(call, count, cap_s=30.0)
+    cpu_ms = (server.cpu_seconds() - before) * 1000 / len(samples)
+    return percentile([s * 1000 for s in samples], 50), cpu_ms
+
+
+def measure_server(
+    url: str, tree: Path, plan: Plan, work: Path, extra_env: dict[str, str] | None = None
+) -> dict[str, dict[str, float]]:
+    """One server process running `tree`'s code: every kind, sequential then under load."""
+    env = {**server_env(1), "PYTHONPATH": pythonpath(tree), **(extra_env or {})}
+    server = ServerProcess(url, work / f"server-{tree.name}.log", env)
+    qs = queries()
+    out: dict[str, dict[str, float]] = {}
+    try:
+        client = Client(server.port)
+        files = {
+            k.key: loadgen.write_bodies(work / f"bodies-{k.key}.jsonl", [k.wire(q) for q in qs])
+            for k in KINDS
+        }
+        for kind in KINDS:
+            bodies = [kind.wire(q) for q in qs]
+
+            def call(i: int, kind: Kind = kind, bodies: list[bytes] = bodies) -> None:
+                status, body = client.post(kind.path, bodies[i % len(bodies)])
+                assert status == 200, (status, body[:300])
+
+            inprocess.timed_batch(call, len(bodies), cap_s=30.0)  # warm the mirror and the caches
+            p50, seq_cpu = _sequential(server, call, plan.requests)
+            before = server.cpu_seconds()
+            result = loadgen.run_wrk(
+                server.port,
+                "POST",
+                kind.path,
+                files[kind.key],
+                connections=plan.connections,
+                seconds=plan.seconds,
+            )
+            if result.errors:
+                raise RuntimeError(f"{result.errors} errors under load ({kind.key})")
+            load_cpu = (server.cpu_seconds() - before) * 1000 / max(1, result.requests)
+            out[kind.key] = {
+                "p50_ms": p50,
+                "cpu_ms_sequential": seq_cpu,
+                "cpu_ms_loaded": load_cpu,
+                "requests_per_s_loaded": result.rate,
+                "p50_ms_loaded": result.p50_ms,
+            }
+        client.close()
+    finally:
+        server.stop()
+    return out
+
+
+def run(plan: Plan, trees: Sequence[Path], entries: int) -> dict[str, Any]:
+    runs: dict[str, list[dict[str, dict[str, float]]]] = {str(t): [] for t in trees}
+    with tempfile.TemporaryDirectory(prefix="pc-tax-") as tmp:
+        work = Path(tmp)
+        url, _ = prepare_database(Database("sqlite", ""), entries, work)
+        for r in range(plan.rounds):
+            order = trees if r % 2 == 0 else list(reversed(trees))
+            for tree in order:
+                print(f"round {r + 1}/{plan.rounds}: {tree}", file=sys.stderr, flush=True)
+                runs[str(tree)].append(measure_server(url, tree, plan, work))
+    return {tree: summarise(tree_runs) for tree, tree_runs in runs.items()}
+
+
+def summarise(tree_runs: list[dict[str, dict[str, float]]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for kind in KINDS:
+        per = [r[kind.key] for r in tree_runs]
+        out[kind.key] = {name: figure([p[name] for p in per]) for name in per[0]}
+        out[kind.key]["cpu_tax"] = figure([p["cpu_ms_loaded"] / p["cpu_ms_sequential"] for p in per])
+    for kind in ("assembly", "legacy"):
+        ratios = [r[kind]["p50_ms"] / r["search"]["p50_ms"] for r in tree_runs]
+        out[kind]["p50_over_search"] = figure(ratios)
+    return out
+
+
+def table(results: dict[str, Any]) -> str:
+    columns = (
+        ("cpu_ms_sequential", "CPU ms 1 conn"),
+        ("cpu_ms_loaded", "CPU ms 8 conn"),
+        ("cpu_tax", "8/1"),
+        ("p50_ms", "p50 ms 1 conn"),
+        ("p50_over_search", "p50 / search"),
+        ("requests_per_s_loaded", "req/s 8 conn"),
+    )
+    lines = ["| code | request | " + " | ".join(label for _, label in columns) + " |"]
+    lines.append("|" + " --- |" * (len(columns) + 2))
+    for tree, kinds in results.items():
+        for kind, figures in kinds.items():
+            cells = []
+            for key, _ in columns:
+                f = figures.get(key)
+                cells.append("" if f is None else f"{f['median']:.2f} ({f['min']:.2f}-{f['max']:.2f})")
+            lines.append(f"| {tree} | {kind} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.concurrency_tax", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("--entries", type=int, default=10_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--requests", type=int, default=300, help="sequential requests per kind and round")
+    parser.add_argument("--seconds", type=int, default=4, help="wrk run per kind and round")
+    parser.add_argument("--connections", type=int, default=8)
+    parser.add_argument("--baseline", type=Path, help="a checkout of the code to compare with")
+    parser.add_argument("--out", type=Path, help="write the figures as JSON here too")
+    args = parser.parse_args(argv)
+    if not loadgen.wrk_available():
+        print("wrk is not installed (make bench installs it)", file=sys.stderr)
+        return 1
+    plan = Plan(args.rounds, args.requests, args.seconds, args.connections)
+    trees = [REPO] + ([args.baseline.resolve()] if args.baseline else [])
+    results = run(plan, trees, args.entries)
+    if args.out:
+        args.out.write_text(json.dumps(results, indent=1) + "\n")
+    print(table(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
