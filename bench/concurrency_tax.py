@@ -80,46 +80,44 @@ def measure_server(
     """One server process running `tree`'s code: every kind, sequential then under load."""
     env = {**server_env(1), "PYTHONPATH": pythonpath(tree), **(extra_env or {})}
     server = ServerProcess(url, work / f"server-{tree.name}.log", env)
-    qs = queries()
-    out: dict[str, dict[str, float]] = {}
     try:
-        client = Client(server.port)
-        files = {
-            k.key: loadgen.write_bodies(work / f"bodies-{k.key}.jsonl", [k.wire(q) for q in qs])
-            for k in KINDS
-        }
-        for kind in KINDS:
-            bodies = [kind.wire(q) for q in qs]
-
-            def call(i: int, kind: Kind = kind, bodies: list[bytes] = bodies) -> None:
-                status, body = client.post(kind.path, bodies[i % len(bodies)])
-                assert status == 200, (status, body[:300])
-
-            inprocess.timed_batch(call, len(bodies), cap_s=30.0)  # warm the mirror and the caches
-            p50, seq_cpu = _sequential(server, call, plan.requests)
-            before = server.cpu_seconds()
-            result = loadgen.run_wrk(
-                server.port,
-                "POST",
-                kind.path,
-                files[kind.key],
-                connections=plan.connections,
-                seconds=plan.seconds,
-            )
-            if result.errors:
-                raise RuntimeError(f"{result.errors} errors under load ({kind.key})")
-            load_cpu = (server.cpu_seconds() - before) * 1000 / max(1, result.requests)
-            out[kind.key] = {
-                "p50_ms": p50,
-                "cpu_ms_sequential": seq_cpu,
-                "cpu_ms_loaded": load_cpu,
-                "requests_per_s_loaded": result.rate,
-                "p50_ms_loaded": result.p50_ms,
-            }
-        client.close()
+        return {kind.key: measure_kind(server, kind, plan, work) for kind in KINDS}
     finally:
         server.stop()
-    return out
+
+
+def measure_kind(server: ServerProcess, kind: Kind, plan: Plan, work: Path) -> dict[str, float]:
+    bodies = [kind.wire(q) for q in queries()]
+    # A connection of its own: the last kind's stayed idle through a wrk run, past keep-alive.
+    client = Client(server.port)
+
+    def call(i: int) -> None:
+        status, body = client.post(kind.path, bodies[i % len(bodies)])
+        assert status == 200, (status, body[:300])
+
+    try:
+        inprocess.timed_batch(call, len(bodies), cap_s=30.0)  # warm the mirror and the caches
+        p50, seq_cpu = _sequential(server, call, plan.requests)
+    finally:
+        client.close()
+    before = server.cpu_seconds()
+    result = loadgen.run_wrk(
+        server.port,
+        "POST",
+        kind.path,
+        loadgen.write_bodies(work / f"bodies-{kind.key}.jsonl", bodies),
+        connections=plan.connections,
+        seconds=plan.seconds,
+    )
+    if result.errors:
+        raise RuntimeError(f"{result.errors} errors under load ({kind.key})")
+    return {
+        "p50_ms": p50,
+        "cpu_ms_sequential": seq_cpu,
+        "cpu_ms_loaded": (server.cpu_seconds() - before) * 1000 / max(1, result.requests),
+        "requests_per_s_loaded": result.rate,
+        "p50_ms_loaded": result.p50_ms,
+    }
 
 
 def run(plan: Plan, trees: Sequence[Path], entries: int) -> dict[str, Any]:
