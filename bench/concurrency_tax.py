@@ -3,16 +3,17 @@ search (issue 34, items 0 and 4).
 
 One 10k-entry SQLite corpus (bench/run.py's, cached), one `powercontext serve` process with one
 worker. For raw `/v1/memory/search`, `assembly: {}` prepare and legacy prepare it reports server CPU
-ms per request (user + system of every server thread, from /proc) and p50 latency from one
-keep-alive connection, then server CPU ms per request and requests/s from 8 wrk connections.
+ms per request (user + system of every server thread, from /proc), context switches per request
+(of the server's live threads, from /proc) and p50 latency from one keep-alive connection, then CPU
+ms and context switches per request and requests/s from 8 wrk connections.
 
     .venv/bin/python -m bench.concurrency_tax
     .venv/bin/python -m bench.concurrency_tax --baseline /tmp/old   # a checkout of an older commit
 
-With `--baseline`, every round runs both servers, this tree's and the baseline's (its code on
-PYTHONPATH), one after the other on the same database file, in alternating order, so the figures
-compare like with like on a machine that other work shares. Each figure is the median over rounds
-with its min and max.
+With `--baseline`, a second server runs the baseline's code (on PYTHONPATH) on the same database
+file, and each round measures each kind on the two servers back to back, in alternating order, so
+the figures compare like with like on a machine that other work shares. Each figure is the median
+over rounds with its min and max.
 """
 
 from __future__ import annotations
@@ -66,24 +67,40 @@ def pythonpath(tree: Path) -> str:
     return ":".join(str(tree / d) if d else str(tree) for d in PYTHONPATH_DIRS)
 
 
-def _sequential(server: ServerProcess, call: Callable[[int], None], count: int) -> tuple[float, float]:
-    """(p50 ms, server CPU ms per request) of `count` requests from one connection."""
-    before = server.cpu_seconds()
+def context_switches(server: ServerProcess) -> dict[str, int]:
+    """Context switches so far of each live thread of the server, by thread id."""
+    out: dict[str, int] = {}
+    for pid in server.processes():
+        for status in Path(f"/proc/{pid}/task").glob("*/status"):
+            try:
+                lines = status.read_text().splitlines()
+            except (FileNotFoundError, ProcessLookupError):  # the thread just ended
+                continue
+            out[status.parent.name] = sum(int(ln.split()[1]) for ln in lines if "ctxt_switches:" in ln)
+    return out
+
+
+def switches_since(server: ServerProcess, before: dict[str, int]) -> int:
+    """Context switches since `before` of the threads alive now (a thread that ended meanwhile
+    takes its count with it: anyio retires a worker thread after 10 s idle)."""
+    return sum(count - before.get(tid, 0) for tid, count in context_switches(server).items())
+
+
+def _sequential(server: ServerProcess, call: Callable[[int], None], count: int) -> dict[str, float]:
+    """p50 ms, server CPU ms and context switches per request of `count` requests from one connection."""
+    before, switches = server.cpu_seconds(), context_switches(server)
     samples = inprocess.timed_batch(call, count, cap_s=30.0)
-    cpu_ms = (server.cpu_seconds() - before) * 1000 / len(samples)
-    return percentile([s * 1000 for s in samples], 50), cpu_ms
+    return {
+        "p50_ms": percentile([s * 1000 for s in samples], 50),
+        "cpu_ms_sequential": (server.cpu_seconds() - before) * 1000 / len(samples),
+        "switches_sequential": switches_since(server, switches) / len(samples),
+    }
 
 
-def measure_server(
-    url: str, tree: Path, plan: Plan, work: Path, extra_env: dict[str, str] | None = None
-) -> dict[str, dict[str, float]]:
-    """One server process running `tree`'s code: every kind, sequential then under load."""
-    env = {**server_env(1), "PYTHONPATH": pythonpath(tree), **(extra_env or {})}
-    server = ServerProcess(url, work / f"server-{tree.name}.log", env)
-    try:
-        return {kind.key: measure_kind(server, kind, plan, work) for kind in KINDS}
-    finally:
-        server.stop()
+def start_server(url: str, tree: Path, work: Path) -> ServerProcess:
+    """One server process (one worker) running `tree`'s code."""
+    env = {**server_env(1), "PYTHONPATH": pythonpath(tree)}
+    return ServerProcess(url, work / f"server-{tree.name}.log", env)
 
 
 def measure_kind(server: ServerProcess, kind: Kind, plan: Plan, work: Path) -> dict[str, float]:
@@ -97,10 +114,10 @@ def measure_kind(server: ServerProcess, kind: Kind, plan: Plan, work: Path) -> d
 
     try:
         inprocess.timed_batch(call, len(bodies), cap_s=30.0)  # warm the mirror and the caches
-        p50, seq_cpu = _sequential(server, call, plan.requests)
+        sequential = _sequential(server, call, plan.requests)
     finally:
         client.close()
-    before = server.cpu_seconds()
+    before, switches = server.cpu_seconds(), context_switches(server)
     result = loadgen.run_wrk(
         server.port,
         "POST",
@@ -111,25 +128,38 @@ def measure_kind(server: ServerProcess, kind: Kind, plan: Plan, work: Path) -> d
     )
     if result.errors:
         raise RuntimeError(f"{result.errors} errors under load ({kind.key})")
+    done = max(1, result.requests)
     return {
-        "p50_ms": p50,
-        "cpu_ms_sequential": seq_cpu,
-        "cpu_ms_loaded": (server.cpu_seconds() - before) * 1000 / max(1, result.requests),
+        **sequential,
+        "cpu_ms_loaded": (server.cpu_seconds() - before) * 1000 / done,
+        "switches_loaded": switches_since(server, switches) / done,
         "requests_per_s_loaded": result.rate,
         "p50_ms_loaded": result.p50_ms,
     }
 
 
 def run(plan: Plan, trees: Sequence[Path], entries: int) -> dict[str, Any]:
+    """Every tree's server runs throughout; each round measures every kind on each server in
+    turn (the order alternates), so old and new meet the same moment of the machine's load."""
     runs: dict[str, list[dict[str, dict[str, float]]]] = {str(t): [] for t in trees}
     with tempfile.TemporaryDirectory(prefix="pc-tax-") as tmp:
         work = Path(tmp)
         url, _ = prepare_database(Database("sqlite", ""), entries, work)
-        for r in range(plan.rounds):
-            order = trees if r % 2 == 0 else list(reversed(trees))
-            for tree in order:
-                print(f"round {r + 1}/{plan.rounds}: {tree}", file=sys.stderr, flush=True)
-                runs[str(tree)].append(measure_server(url, tree, plan, work))
+        servers: dict[Path, ServerProcess] = {}
+        try:
+            for tree in trees:
+                servers[tree] = start_server(url, tree, work)
+            for r in range(plan.rounds):
+                print(f"round {r + 1}/{plan.rounds}", file=sys.stderr, flush=True)
+                measured: dict[Path, dict[str, dict[str, float]]] = {t: {} for t in trees}
+                for kind in KINDS:
+                    for tree in trees if r % 2 == 0 else list(reversed(trees)):
+                        measured[tree][kind.key] = measure_kind(servers[tree], kind, plan, work)
+                for tree in trees:
+                    runs[str(tree)].append(measured[tree])
+        finally:
+            for server in servers.values():
+                server.stop()
     return {tree: summarise(tree_runs) for tree, tree_runs in runs.items()}
 
 
@@ -150,6 +180,8 @@ def table(results: dict[str, Any]) -> str:
         ("cpu_ms_sequential", "CPU ms 1 conn"),
         ("cpu_ms_loaded", "CPU ms 8 conn"),
         ("cpu_tax", "8/1"),
+        ("switches_sequential", "switches 1 conn"),
+        ("switches_loaded", "switches 8 conn"),
         ("p50_ms", "p50 ms 1 conn"),
         ("p50_over_search", "p50 / search"),
         ("requests_per_s_loaded", "req/s 8 conn"),

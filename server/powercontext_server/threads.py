@@ -9,7 +9,8 @@ holding no thread.
 Why: such a read is CPU work under the GIL, and Python 3.11's sqlite3 module lets go of the GIL
 around every statement, row and column it reads. With eight reads in eight threads, each letting go
 is a hand-over to another thread and back: about 120 context switches per `assembly: {}` prepare
-against 8 with one client (10k entries, `perf stat`; bench/concurrency_tax.py has the CPU figures).
+against 8 with one client (10k entries, `perf stat`), and 1.7 times the CPU per prepare in issue
+34's measurement (bench/concurrency_tax.py measures both).
 With one read thread they stay as few as with one client (with two, the two already traded the GIL
 about 30 times per legacy prepare), and nothing is lost: one thread runs Python at a time anyway,
 and the event loop's thread reads and writes the sockets meanwhile.
