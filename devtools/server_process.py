@@ -8,12 +8,15 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 REPO = Path(__file__).resolve().parents[1]
-POWERCONTEXT = REPO / ".venv" / "bin" / "powercontext"
+# The repository's own venv, else the one running this (a worktree that shares another's venv).
+_OWN = REPO / ".venv" / "bin" / "powercontext"
+POWERCONTEXT = _OWN if _OWN.exists() else Path(sys.executable).with_name("powercontext")
 
 
 def free_port() -> int:

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from anyio import CapacityLimiter
 from connexion.middleware.swagger_ui import SwaggerUIMiddleware
 from connexion.options import SwaggerUIOptions
 from connexion.spec import Specification
@@ -35,6 +36,7 @@ from .metrics import Metrics
 from .middleware import EdgeMiddleware
 from .settings import HttpSettings
 from .streams import streamed_body
+from .threads import limiter_for, read_threads
 from .ui_page import ui_routes
 
 SPEC_FILENAME = "powercontext.yaml"
@@ -95,8 +97,13 @@ def create_app(
     async def metrics_text(request: Request) -> Response:
         return Response(metrics.exposition(), media_type=METRICS_CONTENT_TYPE)
 
+    width = read_threads(http, application.settings.database_url)
+    reads = None if width is None else CapacityLimiter(width)
     routes: list[BaseRoute] = [
-        Route(op.path, endpoint(op, application, policy, metrics), methods=[op.method]) for op in OPERATIONS
+        Route(
+            op.path, endpoint(op, application, policy, metrics, limiter_for(op, reads)), methods=[op.method]
+        )
+        for op in OPERATIONS
     ]
     routes += [Route("/metrics", metrics_text, methods=["GET"]), *ui_routes(), *contract_routes(served)]
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+import anyio.to_thread
+from anyio import CapacityLimiter
 from pydantic import BaseModel
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
@@ -50,8 +51,14 @@ def bearer_token(request: Request) -> str | None:
 
 
 def endpoint(
-    operation: Operation[Any], application: ScopedContextApplication, policy: AccessPolicy, metrics: Metrics
+    operation: Operation[Any],
+    application: ScopedContextApplication,
+    policy: AccessPolicy,
+    metrics: Metrics,
+    limiter: CapacityLimiter | None = None,
 ) -> Endpoint:
+    """The handler of `operation`; its Runtime calls run in a worker thread under `limiter`
+    (None: anyio's default one, shared by every operation without its own; see `threads.py`)."""
     name = operation.operation_id
     public = operation.access == "public"
 
@@ -66,8 +73,15 @@ def endpoint(
             query = request.query_params.multi_items()
             method = getattr(application, name)  # looked up per call: tests inject faults there
             # Parsing joins the call in the worker thread: a large body never holds the event loop.
-            result = await run_in_threadpool(
-                _parse_and_call, operation, method, principal, request.path_params, query, raw
+            result = await anyio.to_thread.run_sync(
+                _parse_and_call,
+                operation,
+                method,
+                principal,
+                request.path_params,
+                query,
+                raw,
+                limiter=limiter,
             )
         except Exception as exc:  # every failure is answered with its error body
             if isinstance(exc, RetrievalUnavailable):

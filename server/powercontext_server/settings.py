@@ -1,6 +1,6 @@
-"""HTTP settings of the server: where it listens, how many workers, log level and format, and the
+"""HTTP settings of the server: where it listens, how many workers, log level and format, the
 limits of its HTTP edge (body and head size, time to send a request and to take an answer,
-requests and connections at once).
+requests and connections at once) and how many reads run at once (`threads.py`).
 
 The optional embedding endpoint (`EmbeddingSettings`) is the server's too: the Runtime is handed
 a function that calls it (`embedding_client.py`).
@@ -39,6 +39,7 @@ class HttpSettings:
     keep_alive_timeout_s: int = 5
     max_concurrent_requests: int = 256
     max_connections: int = 4096
+    read_threads: int | None = None  # None: as `threads.read_threads` chooses for the database
     embedding: EmbeddingSettings | None = None  # None: lexical recall only
 
     @classmethod
@@ -58,6 +59,7 @@ class HttpSettings:
             keep_alive_timeout_s=positive_int(env, "POWERCONTEXT_SERVER_KEEP_ALIVE_TIMEOUT_S", 5),
             max_concurrent_requests=positive_int(env, "POWERCONTEXT_SERVER_MAX_CONCURRENT_REQUESTS", 256),
             max_connections=positive_int(env, "POWERCONTEXT_SERVER_MAX_CONNECTIONS", 4096),
+            read_threads=positive_int(env, "POWERCONTEXT_SERVER_READ_THREADS", 0) or None,
             embedding=EmbeddingSettings.from_env(env),
         )
         if settings.log_level not in LOG_LEVELS:
