@@ -67,9 +67,10 @@ from .store import Store
 
 # A Scope as the store holds it, for those who call the store directly: `store.run(load_scope, id)`.
 from .store.scopes import get_scope as load_scope
-from .vectors import RRF_K, VECTOR_WEIGHT, EmbeddingFailed, EmbeddingLeg
+from .vectors import DEFAULT_CACHE_BYTES, RRF_K, VECTOR_WEIGHT, EmbeddingFailed, EmbeddingLeg
 
 __all__ = [
+    "DEFAULT_CACHE_BYTES",
     "FULL_ACCESS",
     "MAX_EXPORT_LINE_BYTES",
     "RRF_K",

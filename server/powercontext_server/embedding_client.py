@@ -66,4 +66,5 @@ def embedding_leg(settings: EmbeddingSettings, client: EmbeddingClient, on_fallb
         on_fallback=on_fallback,
         rrf_k=settings.fusion_k,
         vector_weight=settings.vector_weight,
+        cache_bytes=settings.cache_mb * 2**20,
     )

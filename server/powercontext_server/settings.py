@@ -19,7 +19,14 @@ from dataclasses import dataclass, field
 
 from uvicorn.config import LOG_LEVELS
 
-from powercontext_runtime import RRF_K, VECTOR_WEIGHT, AccessPolicy, ConfigurationError, positive_int
+from powercontext_runtime import (
+    DEFAULT_CACHE_BYTES,
+    RRF_K,
+    VECTOR_WEIGHT,
+    AccessPolicy,
+    ConfigurationError,
+    positive_int,
+)
 
 from .logs import LOG_FORMATS
 
@@ -97,6 +104,8 @@ class EmbeddingSettings:
     # Reciprocal-rank fusion: the constant k and the vector leg's weight against the lexical 1.
     fusion_k: int = RRF_K
     vector_weight: float = VECTOR_WEIGHT
+    # MiB of searched vectors held in memory per process, every family's together.
+    cache_mb: int = DEFAULT_CACHE_BYTES // 2**20
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> EmbeddingSettings | None:
@@ -123,6 +132,9 @@ class EmbeddingSettings:
             timeout_ms=positive_int(env, "POWERCONTEXT_SERVER_EMBEDDING_TIMEOUT_MS", 150),
             fusion_k=positive_int(env, "POWERCONTEXT_SERVER_EMBEDDING_FUSION_K", RRF_K),
             vector_weight=_weight(env, "POWERCONTEXT_SERVER_EMBEDDING_WEIGHT", VECTOR_WEIGHT),
+            cache_mb=positive_int(
+                env, "POWERCONTEXT_SERVER_EMBEDDING_CACHE_MB", DEFAULT_CACHE_BYTES // 2**20
+            ),
         )
 
 

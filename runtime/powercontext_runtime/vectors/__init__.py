@@ -11,10 +11,11 @@ them; `scope_index` the exact cosine search over a Scope's vectors of one family
 
 from .embedder import VectorEmbedder
 from .fusion import RRF_K, VECTOR_WEIGHT, fuse, round_robin_shares
-from .leg import Embed, EmbeddingFailed, EmbeddingLeg
+from .leg import DEFAULT_CACHE_BYTES, Embed, EmbeddingFailed, EmbeddingLeg
 from .recall import VectorRecall
 
 __all__ = [
+    "DEFAULT_CACHE_BYTES",
     "RRF_K",
     "VECTOR_WEIGHT",
     "Embed",

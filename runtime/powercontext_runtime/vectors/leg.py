@@ -15,6 +15,9 @@ import numpy.typing as npt
 from ..errors import PowerContextError
 from .fusion import RRF_K, VECTOR_WEIGHT
 
+# 1.5 KiB a vector of 384 dimensions: some 170,000 of them (vectors/scope_index.py).
+DEFAULT_CACHE_BYTES = 256 * 2**20
+
 Vectors = npt.NDArray[np.float32]
 
 
@@ -41,6 +44,7 @@ class EmbeddingLeg:
     on_fallback: Callable[[str], None] = lambda reason: None
     rrf_k: float = RRF_K
     vector_weight: float = VECTOR_WEIGHT
+    cache_bytes: int = DEFAULT_CACHE_BYTES  # the searched vectors held in memory, every family's
 
     def vectors(self, texts: Sequence[str], timeout_s: float) -> Vectors:
         """The texts' vectors, checked against the configured dimensions."""

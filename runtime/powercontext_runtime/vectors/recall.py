@@ -25,7 +25,7 @@ TABLES = {
 class VectorRecall:
     def __init__(self, leg: EmbeddingLeg) -> None:
         self.leg = leg
-        self._indexes = {family: ScopeIndex(table, leg.model, leg.dims) for family, table in TABLES.items()}
+        self.index = ScopeIndex(leg.model, leg.dims, leg.cache_bytes)
 
     def query_vector(self, text: str) -> Vectors | None:
         """None when the query is blank or the endpoint failed (recall answers lexically)."""
@@ -46,13 +46,13 @@ class VectorRecall:
         of a round-robin merge capped at `merge_cap` (the pool rule lexical recall follows). A
         Scope's `excluded` document keys (expired heads) are left out of its vector ranking before
         the cut, as the lexical leg leaves them out of its own."""
-        index = self._indexes[family]
+        table = TABLES[family]
         fused = []
         for scope_key, ranked in zip(scope_keys, lexical, strict=True):
             semantic = []
             if scope_key is not None:
                 left_out = (excluded or {}).get(scope_key, ())
-                semantic = index.top(conn, scope_key, query, limit, left_out)
+                semantic = self.index.top(conn, table, scope_key, query, limit, left_out)
             fused.append(
                 fuse([key for key, _ in ranked], semantic, limit, self.leg.rrf_k, self.leg.vector_weight)
             )

@@ -1,0 +1,99 @@
+"""The searched vectors a process holds stay within their byte budget
+(`POWERCONTEXT_SERVER_EMBEDDING_CACHE_MB`): the least recently searched Scope goes first, and is
+read again, with the same answer, when it is searched next."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from devtools.embedding_models import WORDLLAMA
+from powercontext_api.models import MemorySearchRequest, RememberBatchRequest, ScopeCreateRequest
+from powercontext_runtime import (
+    DEFAULT_CACHE_BYTES,
+    ConfigurationError,
+    EmbeddingLeg,
+    Settings,
+    open_application,
+)
+from powercontext_server.embedding_client import EmbeddingClient, embedding_leg
+from powercontext_server.settings import EmbeddingSettings
+
+LEG = {
+    "POWERCONTEXT_SERVER_EMBEDDING_URL": "http://127.0.0.1:9/v1",
+    "POWERCONTEXT_SERVER_EMBEDDING_MODEL": "m",
+    "POWERCONTEXT_SERVER_EMBEDDING_DIMENSIONS": "4",
+}
+ENTRIES = 40
+# What one Scope's vectors take held: 40 rows of 256 float32 and their int64 keys.
+ONE_SCOPE = ENTRIES * (WORDLLAMA.dimensions * 4 + 8)
+
+
+def _wait_for_vectors(path: Path, count: int) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with sqlite3.connect(path) as db:
+            if db.execute("SELECT COUNT(*) FROM memory_vectors").fetchone()[0] >= count:
+                return
+        time.sleep(0.05)
+    raise AssertionError("the embedder did not store every vector")
+
+
+def _searched(app: Any, scope_id: str) -> list[str]:
+    request = MemorySearchRequest.model_validate({"scope_id": scope_id, "query": "a vehicle", "limit": 8})
+    return [hit.citation.entry_id for hit in app.search_memory(request).hits]
+
+
+def test_held_vectors_stay_within_the_budget_and_answer_alike(tmp_path: Path) -> None:
+    model = WORDLLAMA.load()
+
+    def embed(texts: Sequence[str], timeout_s: float) -> Any:
+        return np.asarray(model(list(texts)), dtype=np.float32)
+
+    path = tmp_path / "db.sqlite3"
+    scopes = ["cache:a", "cache:b", "cache:c"]
+    loader = open_application(Settings(database_url=f"sqlite:///{path}"))
+    for n, scope_id in enumerate(scopes):
+        loader.create_scope(ScopeCreateRequest.model_validate({"scope_id": scope_id}))
+        entries = [{"text": f"note {n}-{i}: the car {i} was parked by the river"} for i in range(ENTRIES)]
+        loader.remember_batch(RememberBatchRequest.model_validate({"scope_id": scope_id, "entries": entries}))
+    answers = []
+    for budget in (10 * ONE_SCOPE, ONE_SCOPE + ONE_SCOPE // 2):  # all three, then one at a time
+        app = open_application(Settings(database_url=f"sqlite:///{path}"))
+        app.use_embeddings(
+            EmbeddingLeg(embed, WORDLLAMA.name, WORDLLAMA.dimensions, 10.0, cache_bytes=budget)
+        )
+        _wait_for_vectors(path, ENTRIES * len(scopes))
+        index = app._store._vectors.index  # what the process holds
+        found = []
+        for scope_id in [*scopes, scopes[0]]:
+            found.append(_searched(app, scope_id))
+            assert index.held_bytes <= budget
+        answers.append(found)
+        held = index.held_bytes
+        app.close()
+        assert held == (3 * ONE_SCOPE if budget > 3 * ONE_SCOPE else ONE_SCOPE)
+    assert answers[0] == answers[1] and all(answers[0])
+    loader.close()
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "1.5", "many", "²"])
+def test_a_cache_size_that_is_no_positive_integer_is_refused(value: str) -> None:
+    env = {**LEG, "POWERCONTEXT_SERVER_EMBEDDING_CACHE_MB": value}
+    with pytest.raises(ConfigurationError, match="POWERCONTEXT_SERVER_EMBEDDING_CACHE_MB must be a positive"):
+        EmbeddingSettings.from_env(env)
+
+
+def test_the_cache_size_reaches_the_leg() -> None:
+    settings = EmbeddingSettings.from_env({**LEG, "POWERCONTEXT_SERVER_EMBEDDING_CACHE_MB": "64"})
+    assert settings is not None and settings.cache_mb == 64
+    leg = embedding_leg(settings, EmbeddingClient(settings), lambda reason: None)
+    assert leg.cache_bytes == 64 * 2**20
+    default = EmbeddingSettings.from_env(LEG)
+    assert default is not None and default.cache_mb * 2**20 == DEFAULT_CACHE_BYTES
