@@ -2,7 +2,7 @@
 # BENCH_DATABASES picks backends; OceanBase runs once BENCH_OCEANBASE_URL is set (URL with {n}).
 BENCH_DATABASES ?= sqlite,oceanbase
 
-.PHONY: bench-hooks bench bench-quick bench-smoke bench-profile bench-readme bench-tools bench-hostile bench-ingest bench-memory bench-merge bench-wal bench-scale bench-concurrency
+.PHONY: bench-embedding bench-hooks bench bench-quick bench-smoke bench-profile bench-readme bench-tools bench-hostile bench-ingest bench-memory bench-merge bench-wal bench-scale bench-concurrency
 
 bench-tools:  ## Install Debian's wrk (the load generator) with apt-get when it is missing, saying so.
 	@command -v wrk >/dev/null 2>&1 || { \
@@ -48,6 +48,10 @@ bench-wal: $(STAMP)  ## SQLite's -wal file over 60 s of 8 preparing + 8 remember
 
 bench-concurrency: $(STAMP) bench-tools  ## One server process at 10k: CPU per request from 1 and 8 connections (BENCH_CONCURRENCY_ARGS=--baseline DIR to compare).
 	$(BIN)/python -m bench.concurrency_tax $(BENCH_CONCURRENCY_ARGS)
+
+bench-embedding: $(STAMP)  ## The embedding leg at 10k entries: what it adds to a prepare, and to batch ingest (SQLite): ~20 min.
+	$(BIN)/python -m bench.embedding_leg
+	$(BIN)/python -m bench.ingest --embedding-leg --databases sqlite --seconds 30
 
 bench-scale: $(STAMP) bench-tools  ## One Scope of 1M entries (SQLite) and 200k (OceanBase): ingest, size, cold and warm prepares, two processes: ~15 min.
 	$(BIN)/python -m bench.scale --databases $(BENCH_DATABASES) $(BENCH_SCALE_ARGS)
