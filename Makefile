@@ -96,7 +96,7 @@ unit-test: $(STAMP) mcp-inspector chromium  ## The pytest suite without the cont
 test: check spec-check docs-build all-tests ts-test  ## Everything CI runs.
 
 all-tests: $(STAMP) mcp-inspector chromium hermes-venv host-clis
-	POWERCONTEXT_TEST_CHROMIUM=$(CHROMIUM) $(BIN)/pytest -q $(XDIST) tests
+	POWERCONTEXT_TEST_CHROMIUM=$(CHROMIUM) $(BIN)/pytest -q --durations=20 $(XDIST) tests
 
 hosts-test: $(STAMP) hermes-venv host-clis  ## The real Hermes, Claude Code and Codex CLIs against PowerContext (tests/hosts).
 	$(BIN)/pytest -q $(XDIST) tests/hosts
