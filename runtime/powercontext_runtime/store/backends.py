@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 import re
 import sqlite3
+import time
 from collections.abc import Iterable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
@@ -85,6 +86,7 @@ class Backend(Protocol):
 # SQLite -------------------------------------------------------------------------------------------
 
 _BUSY_TIMEOUT_MS = 10_000
+_PURGE_RETRY_S = 0.005
 
 
 class _SqliteConn:
@@ -178,11 +180,16 @@ class SqliteBackend:
     def purge(self, conn: Conn) -> None:
         """Copy the log into the database and truncate it: its frames still hold the pages as they
         were before the erasure. Waits for readers up to the busy timeout; if they outlast it, the
-        next erasure's checkpoint takes the frames with it."""
+        next erasure's checkpoint takes the frames with it. Another checkpoint under way (the
+        background checkpointer's, nudged by the writes before) makes SQLite answer busy at once,
+        without waiting: that is tried again until it is done."""
         assert isinstance(conn, _SqliteConn)
-        busy, _, _ = conn.raw.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        if busy:
-            logger.warning("the write-ahead log could not be truncated after an erasure: readers stayed")
+        deadline = time.monotonic() + _BUSY_TIMEOUT_MS / 1000
+        while conn.raw.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]:
+            if time.monotonic() >= deadline:
+                logger.warning("the write-ahead log could not be truncated after an erasure: readers stayed")
+                return
+            time.sleep(_PURGE_RETRY_S)
 
     def stop(self) -> None:
         if self.checkpointer is not None:
