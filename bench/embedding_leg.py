@@ -27,7 +27,7 @@ import numpy as np
 
 from devtools.embedding_models import DEFAULT, MODELS
 from powercontext_api.models import PrepareContextRequest, RememberBatchRequest, ScopeCreateRequest
-from powercontext_runtime import EmbeddingLeg, Settings, backend_for, open_application
+from powercontext_runtime import EmbeddingLeg, Settings, backend_for, one_blas_thread, open_application
 
 from .datagen import memory_text, queries
 
@@ -76,6 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         hybrid_app = open_application(Settings(database_url=url))
         leg = EmbeddingLeg(precomputed, model.name, model.dimensions, query_timeout_s=1.0, batch_size=32)
+        one_blas_thread()  # as the server does when it turns the leg on
         hybrid_app.use_embeddings(leg)
         wait_embedded(url)
         lexical: list[float] = []

@@ -67,7 +67,14 @@ from .store import Store
 
 # A Scope as the store holds it, for those who call the store directly: `store.run(load_scope, id)`.
 from .store.scopes import get_scope as load_scope
-from .vectors import DEFAULT_CACHE_BYTES, RRF_K, VECTOR_WEIGHT, EmbeddingFailed, EmbeddingLeg
+from .vectors import (
+    DEFAULT_CACHE_BYTES,
+    RRF_K,
+    VECTOR_WEIGHT,
+    EmbeddingFailed,
+    EmbeddingLeg,
+    one_blas_thread,
+)
 
 __all__ = [
     "DEFAULT_CACHE_BYTES",
@@ -116,6 +123,7 @@ __all__ = [
     "import_scope_from",
     "load_access_policy",
     "load_scope",
+    "one_blas_thread",
     "open_application",
     "open_store",
     "parse_query",

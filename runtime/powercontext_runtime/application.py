@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TypeVar
 
 from pydantic import MISSING
-from threadpoolctl import threadpool_limits
 
 from powercontext_api import models as wire
 from powercontext_api.operations import API_VERSION
@@ -67,15 +66,18 @@ class ScopedContextApplication:
         after it is built; the server's metrics count candidates and bytes this way."""
         self._prepare_observers = (*self._prepare_observers, observer)
 
-    def use_embeddings(self, leg: EmbeddingLeg) -> None:
-        """Turn on the optional embedding leg of Memory recall (the server does, when configured).
+    @property
+    def reads_in_process(self) -> bool:
+        """Whether a read is this process's own CPU work (embedded SQLite) rather than a wait on a
+        database server."""
+        return self._store.reads_in_process
 
-        This also runs numpy's BLAS on one thread in this process from here on. The leg's cosine
-        is a matrix-vector product over a Scope's vectors, bound by memory, not arithmetic: a
-        second BLAS thread only hands work over, and on a busy 2-core machine (10k vectors of 384
-        dimensions) it took the product from 0.7 ms to 8 ms at the median. Nothing else the
-        Runtime does uses BLAS."""
-        threadpool_limits(limits=1, user_api="blas")
+    def use_embeddings(self, leg: EmbeddingLeg) -> None:
+        """Turn on the optional embedding leg of Memory, Experience and Topic Memory recall (the
+        server does, when configured).
+
+        The leg's cosine is a matrix-vector product over a Scope's vectors, bound by memory: the
+        process that runs it does best with numpy's BLAS on one thread (`one_blas_thread`)."""
         self._store.use_embeddings(leg)
 
     def observe_remembers(self, observer: RememberObserver) -> None:

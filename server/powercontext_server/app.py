@@ -25,7 +25,7 @@ from starlette.routing import BaseRoute, Mount, Route, Router
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from powercontext_api.operations import OPERATIONS
-from powercontext_runtime import ScopedContextApplication, load_access_policy
+from powercontext_runtime import ScopedContextApplication, load_access_policy, one_blas_thread
 
 from .contract_routes import JSON_PATH, contract_routes
 from .embedding_client import EmbeddingClient, embedding_leg
@@ -92,12 +92,13 @@ def create_app(
         leg = embedding_leg(
             http.embedding, EmbeddingClient(http.embedding), metrics.observe_embedding_fallback
         )
+        one_blas_thread()
         application.use_embeddings(leg)
 
     async def metrics_text(request: Request) -> Response:
         return Response(metrics.exposition(), media_type=METRICS_CONTENT_TYPE)
 
-    width = read_threads(http, application.settings.database_url)
+    width = read_threads(http, application.reads_in_process)
     reads = None if width is None else CapacityLimiter(width)
     routes: list[BaseRoute] = [
         Route(

@@ -37,11 +37,12 @@ READ_ACCESS = "scope.read"
 SQLITE_READ_THREADS = 1
 
 
-def read_threads(http: HttpSettings, database_url: str) -> int | None:
-    """How many reads run at once, or None for as many as the shared pool allows."""
+def read_threads(http: HttpSettings, reads_in_process: bool) -> int | None:
+    """How many reads run at once, or None for as many as the shared pool allows. A database read
+    in process (the backend's `reads_in_process`: embedded SQLite) is CPU work under the GIL."""
     if http.read_threads is not None:
         return http.read_threads
-    if database_url.startswith("sqlite:") and http.embedding is None:
+    if reads_in_process and http.embedding is None:
         return SQLITE_READ_THREADS
     return None
 

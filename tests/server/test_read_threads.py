@@ -13,15 +13,16 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from powercontext_runtime import ConfigurationError
+from powercontext_runtime import ConfigurationError, open_application
 from powercontext_server.settings import EmbeddingSettings, HttpSettings
 from powercontext_server.threads import read_threads
-from tests.conftest import LiveServer
+from tests.conftest import LiveServer, database_env, settings_for
 
 from ..api.helpers import new_scope, remember
 
@@ -128,10 +129,20 @@ def test_the_number_of_reads_at_once_is_a_setting(
 
 def test_reads_that_wait_on_the_embedding_endpoint_share_the_wide_pool() -> None:
     embedding = EmbeddingSettings(url="http://127.0.0.1:9", model="m", dimensions=4)
-    assert read_threads(HttpSettings(), "sqlite:///x.sqlite3") == 1
-    assert read_threads(HttpSettings(embedding=embedding), "sqlite:///x.sqlite3") is None
-    assert read_threads(HttpSettings(), "mysql+pymysql://u@h:2881/db") is None
-    assert read_threads(HttpSettings(read_threads=4), "mysql+pymysql://u@h:2881/db") == 4
+    assert read_threads(HttpSettings(), reads_in_process=True) == 1
+    assert read_threads(HttpSettings(embedding=embedding), reads_in_process=True) is None
+    assert read_threads(HttpSettings(), reads_in_process=False) is None
+    assert read_threads(HttpSettings(read_threads=4), reads_in_process=False) == 4
+
+
+def test_only_the_embedded_backend_reads_in_process(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    app = open_application(settings_for(tmp_path, **database_env(request, backend)))
+    try:
+        assert app.reads_in_process is (backend == "sqlite")
+    finally:
+        app.close()
 
 
 @pytest.mark.parametrize("raw", ["0", "-1", "two", "1.5"])

@@ -18,7 +18,7 @@ import pytest
 
 from powercontext_runtime import backend_for
 from powercontext_runtime.models import Scope
-from powercontext_runtime.search import IndexMerger, _limits, _transactions, parse_query
+from powercontext_runtime.search import IndexMerger, _limits, parse_query
 from powercontext_runtime.store import memory, scopes
 from powercontext_runtime.store.backends import Backend
 from powercontext_runtime.store.sql_store import SqlStore
@@ -130,14 +130,13 @@ def test_merging_runs_of_cjk_text_holds_a_bounded_chunk_at_a_time(
 
 
 def test_the_merger_pauses_between_chunks_only_where_writers_are_not_queued(
-    cjk_runs: SqlStore, store_backend: Backend, monkeypatch: pytest.MonkeyPatch
+    cjk_runs: SqlStore, store_backend: Backend
 ) -> None:
     """SQLite's busy handler lets another process's writer lose every race to the next chunk, so
     there the merger leaves the lock free after each chunk; OceanBase queues a waiting writer on
     the row lock, and a pause would only slow the merge."""
     pauses: list[float] = []
-    monkeypatch.setattr(_transactions.time, "sleep", pauses.append)
-    chunks = cjk_runs.merge_index()
+    chunks = cjk_runs.merge_index(pause=pauses.append)
     assert chunks > 4
     if store_backend.name == "sqlite":
         assert len(pauses) == chunks and all(0 <= p <= store_backend.merge_pause_max_s for p in pauses)

@@ -79,12 +79,17 @@ def merge_takes(lengths: Sequence[int], cap: int) -> list[int]:
 
 
 def merge_due(
-    transaction: Transaction, gate: WriterGate, stopping: Callable[[], bool], pause_max_s: float = 0.0
+    transaction: Transaction,
+    gate: WriterGate,
+    stopping: Callable[[], bool],
+    pause_max_s: float = 0.0,
+    pause: Callable[[float], None] = time.sleep,
 ) -> int:
     """Carry every due or unfinished index merge through, a chunk per write transaction, until
     none is left or `stopping()`; the number of chunks merged. Each chunk waits for the writes
     queueing at `gate` first, and leaves the write lock free after it for as long as it held it,
-    up to `pause_max_s` (the backend's `merge_pause_max_s`: other processes' writers' turn)."""
+    up to `pause_max_s` (the backend's `merge_pause_max_s`: other processes' writers' turn), by
+    calling `pause` with the seconds."""
     with transaction(False) as conn:
         families = _merge.due(conn)
     steps, cache = 0, _merge.LoggedCache()
@@ -97,5 +102,5 @@ def merge_due(
                     break
             steps += 1
             if pause_max_s > 0:
-                time.sleep(min(pause_max_s, time.monotonic() - began))
+                pause(min(pause_max_s, time.monotonic() - began))
     return steps

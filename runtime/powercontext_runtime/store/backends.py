@@ -65,6 +65,12 @@ class Backend(Protocol):
         as the chunk held it): other processes' writers' turn, where the lock does not queue them."""
         ...
 
+    @property
+    def reads_in_process(self) -> bool:
+        """Whether a read is this process's own CPU work (an embedded database) rather than a wait
+        on a database server: the server runs such reads one at a time (server/threads.py)."""
+        ...
+
     def connect(self) -> Conn: ...
 
     def begin(self, conn: Conn, write: bool) -> None: ...
@@ -127,6 +133,7 @@ class SqliteBackend:
     # to 100 ms apart) and lost every race to the next chunk: a long merge kept it out for all its
     # length, and a remember failed with a 503 after 10 s.
     merge_pause_max_s: float = 0.025
+    reads_in_process: bool = True
     checkpointer: WalCheckpointer | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -351,6 +358,7 @@ class MysqlBackend:
     errors: tuple[type[Exception], ...] = ()
     duplicate_key: type[Exception] = Exception
     merge_pause_max_s: float = 0.0  # row locks queue waiting writers: the next chunk waits its turn
+    reads_in_process: bool = False
 
     def __post_init__(self) -> None:
         import pymysql

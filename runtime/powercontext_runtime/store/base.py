@@ -19,6 +19,11 @@ class Store(Protocol):
 
     def close(self) -> None: ...
 
+    @property
+    def reads_in_process(self) -> bool:
+        """Whether a read is this process's own CPU work rather than a wait on a database server."""
+        ...
+
     def use_embeddings(self, leg: EmbeddingLeg) -> None:
         """Fuse the embedding leg into Memory recall and fill in vectors in the background."""
 

@@ -15,6 +15,7 @@ transaction and the store turns them into hits.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, suppress
 
@@ -172,15 +173,23 @@ class SqlStore:
         with self._transaction(write=True) as conn:
             migrations.apply(conn, self._backend.migrations, now())
 
+    @property
+    def reads_in_process(self) -> bool:
+        return self._backend.reads_in_process
+
     def ping(self) -> None:
         with self._transaction(write=False) as conn:
             conn.execute("SELECT 1").fetchone()
 
-    def merge_index(self, stopping: Callable[[], bool] = lambda: False) -> int:
+    def merge_index(
+        self, stopping: Callable[[], bool] = lambda: False, pause: Callable[[float], None] = time.sleep
+    ) -> int:
         """Carry every due or unfinished index merge through (`search.merge_due`); the number of
         chunks merged. The merger thread calls it; so can anything that wants the index merged
-        now (an import, a test)."""
-        return merge_due(self._transaction, self._writer_gate, stopping, self._backend.merge_pause_max_s)
+        now (an import, a test). `pause` waits between chunks where the backend asks for it."""
+        return merge_due(
+            self._transaction, self._writer_gate, stopping, self._backend.merge_pause_max_s, pause
+        )
 
     def use_embeddings(self, leg: EmbeddingLeg) -> None:
         """Turn on the embedding leg: Memory, Experience and Topic Memory recall fuse it in, and a

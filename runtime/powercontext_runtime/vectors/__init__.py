@@ -11,7 +11,7 @@ them; `scope_index` the exact cosine search over a Scope's vectors of one family
 
 from .embedder import VectorEmbedder
 from .fusion import RRF_K, VECTOR_WEIGHT, fuse, round_robin_shares
-from .leg import DEFAULT_CACHE_BYTES, Embed, EmbeddingFailed, EmbeddingLeg
+from .leg import DEFAULT_CACHE_BYTES, Embed, EmbeddingFailed, EmbeddingLeg, one_blas_thread
 from .recall import VectorRecall
 
 __all__ = [
@@ -24,5 +24,6 @@ __all__ = [
     "VectorEmbedder",
     "VectorRecall",
     "fuse",
+    "one_blas_thread",
     "round_robin_shares",
 ]

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+from threadpoolctl import threadpool_limits
 
 from ..errors import PowerContextError
 from .fusion import RRF_K, VECTOR_WEIGHT
@@ -69,3 +70,12 @@ def unit(vectors: Vectors) -> Vectors:
     norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
     scaled: Vectors = np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
     return scaled.astype(np.float32)
+
+
+def one_blas_thread() -> None:
+    """Run numpy's BLAS on one thread in this process from now on: call it where a process turns
+    the leg on (the server's `create_app`, a benchmark). The leg's cosine is a matrix-vector
+    product over a Scope's vectors, bound by memory, not arithmetic: a second BLAS thread only
+    hands work over, and on a busy 2-core machine (10k vectors of 384 dimensions) it took the
+    product from 0.7 ms to 8 ms at the median. Nothing else the Runtime does uses BLAS."""
+    threadpool_limits(limits=1, user_api="blas")
