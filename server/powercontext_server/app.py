@@ -27,7 +27,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from powercontext_api.operations import OPERATIONS
 from powercontext_runtime import ScopedContextApplication, load_access_policy, one_blas_thread
 
-from .contract_routes import JSON_PATH, contract_routes
+from .contract_routes import JSON_PATH, contract_routes, load_contract
 from .embedding_client import EmbeddingClient, embedding_leg
 from .endpoints import endpoint
 from .errors import REQUEST_ID_SCOPE_KEY, response_for
@@ -82,8 +82,9 @@ def create_app(
     http = http or HttpSettings()
     policy = load_access_policy(application.settings)
     http.check_binding(policy)
-    raw = Specification.load(spec_path or default_spec_path()).raw
-    served = raw if policy.enforced else without_security(raw)
+    raw = load_contract(spec_path or default_spec_path())
+    # Built once: connexion checks a contract against the OpenAPI schema at every Specification.
+    served = Specification.from_dict(raw if policy.enforced else without_security(raw))
 
     metrics = Metrics()
     application.observe_prepares(metrics.observe_prepare)
@@ -118,7 +119,7 @@ def create_app(
     )
     docs = SwaggerUIMiddleware(operations_app)
     docs.add_api(
-        Specification.from_dict(served),
+        served,
         swagger_ui_options=SwaggerUIOptions(serve_spec=False, spec_path=JSON_PATH, swagger_ui_path=DOCS_PATH),
     )
     without_slash_redirects(operations_app.router)

@@ -9,10 +9,14 @@ from pathlib import Path
 import httpx
 import pytest
 import yaml
+from connexion.jsonifier import Jsonifier
+from connexion.spec import Specification
+from connexion.utils import yamldumper
 
 from powercontext_runtime import ConfigurationError
-from powercontext_server.app import default_spec_path
+from powercontext_server.app import default_spec_path, without_security
 from powercontext_server.cli import settings_from
+from powercontext_server.contract_routes import load_contract, rendered_contract
 from tests.conftest import LiveServer, settings_for
 
 
@@ -116,3 +120,17 @@ def test_the_contract_is_rendered_once_not_per_request(
     assert all(r.json() == served for r in jsons) and all(yaml.safe_load(r.content) == served for r in yamls)
     assert served["info"] == spec["info"] and served["paths"].keys() == spec["paths"].keys()
     assert "security" not in served  # access is disabled on this server
+
+
+@pytest.mark.parametrize("enforced", [False, True])
+def test_the_served_contract_is_byte_for_byte_what_connexion_renders(enforced: bool) -> None:
+    """The contract is loaded, checked and written once per app, by libyaml; the bytes served are
+    those connexion's own loading and pure-Python dumper give."""
+    path = default_spec_path()
+    raw = Specification.load(path).raw
+    assert load_contract(path) == raw
+    served = raw if enforced else without_security(raw)
+    theirs = Specification.from_dict(served).with_base_path("").spec
+    as_json, as_yaml = rendered_contract(Specification.from_dict(served))
+    assert as_json == Jsonifier().dumps(theirs).encode("utf-8")
+    assert as_yaml == yamldumper(theirs).encode("utf-8")
