@@ -141,6 +141,7 @@ def test_the_model_step_answers_from_the_injected_text_and_scores_f1(tmp_path: P
     out = tmp_path / "model.json"
     with RecordingServer(reply) as fake:
         args = ["--data", str(SMOKE), "--conversations", "1", "--questions", "3", "--budgets", "8000"]
+        args += ["--legs", "lexical", "--configs", "memory-8"]  # the model step reads any run's text
         args += ["--out", str(out), "--model-url", fake.base_url, "--model", "fake-model"]
         assert run.main(args) == 0
         asked = fake.requests_to("/chat/completions")

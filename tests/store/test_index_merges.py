@@ -130,14 +130,23 @@ def test_merging_runs_of_cjk_text_holds_a_bounded_chunk_at_a_time(
 
 
 def test_the_merger_pauses_between_chunks_only_where_writers_are_not_queued(
-    cjk_runs: SqlStore, store_backend: Backend
+    store_backend: Backend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """SQLite's busy handler lets another process's writer lose every race to the next chunk, so
     there the merger leaves the lock free after each chunk; OceanBase queues a waiting writer on
     the row lock, and a pause would only slow the merge."""
+    small_merges(monkeypatch, 8, chunk_rows=4)
+    monkeypatch.setattr(IndexMerger, "nudge", lambda self: None)  # merges only when the test says
+    store = SqlStore(store_backend)
+    store.run(scopes.create_scope, Scope("s:1", "", "", (), 1))
+    rng = random.Random(5)
+    for _ in range(2):
+        texts = [" ".join(rng.choices(WORDS, k=rng.randint(2, 7))) for _ in range(4)]
+        store.run(memory.remember_batch, "s:1", [(text, "fact", None) for text in texts], None)
     pauses: list[float] = []
-    chunks = cjk_runs.merge_index(pause=pauses.append)
-    assert chunks > 4
+    chunks = store.merge_index(pause=pauses.append)
+    store.close()
+    assert chunks > 1
     if store_backend.name == "sqlite":
         assert len(pauses) == chunks and all(0 <= p <= store_backend.merge_pause_max_s for p in pauses)
     else:
