@@ -60,6 +60,10 @@ from .clock import now
 from .conn import Conn
 from .op import P, R, StoreOp
 
+# The embedder's queues, every family's: Memory's head versions, Experience's and Topic Memory's
+# head revisions, each without a vector of the model yet.
+VECTOR_SOURCES = (MEMORY_SOURCE, artifact_vectors.SOURCE)
+
 
 class SqlStore:
     def __init__(self, backend: Backend, search_mirror: SearchMirror | None = None) -> None:
@@ -186,7 +190,7 @@ class SqlStore:
         """Turn on the embedding leg: Memory, Experience and Topic Memory recall fuse it in, and a
         thread fills in vectors."""
         self._vectors = VectorRecall(leg)
-        self._embedder = VectorEmbedder(leg, self._transaction, [MEMORY_SOURCE, artifact_vectors.SOURCE])
+        self._embedder = VectorEmbedder(leg, self._transaction, VECTOR_SOURCES)
         self._embedder.nudge()  # embed what is already stored without a vector of this model
 
     def close(self) -> None:
