@@ -193,6 +193,9 @@ class SqlStore:
         self._embedder = VectorEmbedder(leg, self._transaction, VECTOR_SOURCES)
         self._embedder.nudge()  # embed what is already stored without a vector of this model
 
+    def held_vector_bytes(self) -> int:
+        return 0 if self._vectors is None else self._vectors.index.held_bytes
+
     def close(self) -> None:
         self._merger.stop()
         if self._embedder is not None:
