@@ -25,9 +25,10 @@ from typing import Any
 
 import numpy as np
 
+from devtools.embedded import wait_embedded
 from devtools.embedding_models import DEFAULT, MODELS
 from powercontext_api.models import PrepareContextRequest, RememberBatchRequest, ScopeCreateRequest
-from powercontext_runtime import EmbeddingLeg, Settings, backend_for, one_blas_thread, open_application
+from powercontext_runtime import EmbeddingLeg, Settings, one_blas_thread, open_application
 
 from .datagen import memory_text, queries
 
@@ -78,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         leg = EmbeddingLeg(precomputed, model.name, model.dimensions, query_timeout_s=1.0, batch_size=32)
         one_blas_thread()  # as the server does when it turns the leg on
         hybrid_app.use_embeddings(leg)
-        wait_embedded(url)
+        wait_embedded(url, model.name, model.dimensions)
         lexical: list[float] = []
         hybrid: list[float] = []
         for round_number in range(args.rounds + 1):  # the first round of each only warms caches
@@ -105,28 +106,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"the leg adds: best {1000 * (min(hybrid) - min(lexical)):.3f} ms, p50 {p50[1] - p50[0]:.3f} ms; mean {1000 * (statistics.fmean(hybrid) - statistics.fmean(lexical)):.3f} ms"
     )
     return 0
-
-
-def wait_embedded(url: str) -> None:
-    """Until the background embedder has stored a vector per head entry version (read from the
-    database: a text the generator repeats is stored once, so there are fewer than asked for)."""
-    deadline = time.monotonic() + 3600
-    while time.monotonic() < deadline:
-        backend = backend_for(url)
-        conn = backend.connect()
-        try:
-            missing = conn.execute(
-                "SELECT COUNT(*) FROM memory_entry_versions v"
-                " LEFT JOIN memory_vectors m ON m.version_key = v.version_key"
-                " WHERE v.removed_revision IS NULL AND m.version_key IS NULL"
-            ).fetchone()[0]
-        finally:
-            backend.close(conn)
-            backend.stop()
-        if not missing:
-            return
-        time.sleep(0.5)
-    raise RuntimeError("the embedder did not finish")
 
 
 if __name__ == "__main__":

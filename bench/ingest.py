@@ -27,13 +27,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from devtools.embedded import wait_embedded
 from devtools.embedding_models import WORDLLAMA
 from devtools.embedding_server import EmbeddingServer
 from devtools.seekdb import SeekdbServer
 from devtools.server_process import Client, ServerProcess
 
 from .datagen import memory_text
-from .embedding_leg import wait_embedded
 
 RESULTS = Path(__file__).resolve().parent / "results" / "ingest.json"
 
@@ -179,7 +179,7 @@ def measure_leg(name: str, batch: int, seconds: float, scratch: Path) -> dict[st
                         client.close()
                 # The embedder works on between its server's rounds and after the last: CPU counts
                 # from the start until every stored entry has its vector.
-                wait_embedded(on_url)
+                wait_embedded(on_url, WORDLLAMA.name, WORDLLAMA.dimensions)
                 for key, server in servers.items():
                     totals[key][2] = server.cpu_seconds() - began[key]
             finally:

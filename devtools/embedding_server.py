@@ -88,11 +88,14 @@ def _handler(embed: Embed, model: str) -> type[BaseHTTPRequestHandler]:
 
         def _send(self, status: int, payload: dict[str, Any]) -> None:
             raw = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(raw)))
-            self.end_headers()
-            self.wfile.write(raw)
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+            except (BrokenPipeError, ConnectionResetError):  # the caller gave up on a slow answer
+                self.close_connection = True
 
         def log_message(self, format: str, *args: Any) -> None:  # quiet: tests read no access log
             pass

@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -72,30 +71,6 @@ def _announced_settings(process: subprocess.Popen[str]) -> dict[str, str]:
             f"the embedding model server (devtools.embedding_server) did not start: exit {process.wait()}"
         )
     return dict(line.split("=", 1) for line in lines)
-
-
-def wait_embedded(database_url: str, model: str, dims: int, timeout_s: float = 1800) -> int:
-    """Block until no head version lacks its vector of the model; the vectors stored."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        missing, stored = _counts(database_url, model, dims)
-        if not missing:
-            return stored
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"{missing} entries still without a vector after {timeout_s} s")
-        time.sleep(0.2)
-
-
-def _counts(database_url: str, model: str, dims: int) -> tuple[int, int]:
-    missing = read_rows(
-        database_url,
-        "SELECT COUNT(*) FROM memory_entry_versions v LEFT JOIN memory_vectors m"
-        " ON m.version_key = v.version_key AND m.model = ? AND m.dims = ?"
-        " WHERE v.removed_revision IS NULL AND m.version_key IS NULL",
-        (model, dims),
-    )[0][0]
-    stored = read_rows(database_url, "SELECT COUNT(*) FROM memory_vectors")[0][0]
-    return int(missing), int(stored)
 
 
 def read_rows(database_url: str, sql: str, params: Sequence[object] = ()) -> list[Any]:

@@ -34,6 +34,7 @@ from typing import Any
 
 import httpx
 
+from devtools.embedded import wait_embedded
 from devtools.embedding_models import DEFAULT, MODELS
 from devtools.server_process import ServerProcess
 from powercontext_api.models import PreparedContext, PreparedContextExplanation
@@ -305,7 +306,7 @@ def _server_runs(
                     env["POWERCONTEXT_SERVER_EMBEDDING_MODEL"],
                     env["POWERCONTEXT_SERVER_EMBEDDING_DIMENSIONS"],
                 )
-                hybrid.wait_embedded(url, model_name, int(dims))
+                wait_embedded(url, model_name, int(dims))
             for config in configs:
                 for budget in budgets:
                     answering = model is not None and (config.key, budget) == (MODEL_CONFIG, MODEL_BUDGET)

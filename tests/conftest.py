@@ -60,13 +60,14 @@ class LiveServer:
         settings: Settings,
         application: ScopedContextApplication | None = None,
         http: HttpSettings | None = None,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         from powercontext_server.app import create_app
         from powercontext_server.http_edge import uvicorn_options
 
         http = http or HttpSettings()
         self.application = application or open_application(settings)
-        app = create_app(self.application, http)
+        app = create_app(self.application, http, **({} if clock is None else {"clock": clock}))
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._socket.bind(("127.0.0.1", 0))
@@ -126,16 +127,18 @@ def fresh_scope(http: httpx.Client) -> str:
 def start_server(
     request: pytest.FixtureRequest, backend: str, tmp_path: Path
 ) -> Iterator[Callable[..., LiveServer]]:
-    """Factory for a private server (own data dir, settings from `env`) when a test must change it.
+    """Factory for a private server (own data dir, settings from `env`) when a test must change it;
+    `clock`, when given, times its embedding leg's back-off.
 
     The returned `LiveServer` exposes `base_url` and `application` (the Runtime it serves).
     """
     servers: list[LiveServer] = []
 
-    def start(**env: str) -> LiveServer:
+    def start(clock: Callable[[], float] | None = None, **env: str) -> LiveServer:
         server = LiveServer(
             settings_for(tmp_path / f"data-{len(servers)}", **database_env(request, backend), **env),
             http=HttpSettings.from_env(env),
+            clock=clock,
         )
         server.start()
         servers.append(server)

@@ -89,6 +89,11 @@ class ScopedContextApplication:
         for observe in self._remember_observers:
             observe(flags.count(False), flags.count(True))
 
+    def held_vector_bytes(self) -> int:
+        """Bytes of searched vectors this process holds in memory, every family's (0 without the
+        embedding leg): at most the leg's `cache_bytes`, unless one Scope alone is larger."""
+        return self._store.held_vector_bytes()
+
     def close(self) -> None:
         self._store.close()
 

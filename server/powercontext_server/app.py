@@ -9,7 +9,8 @@ wrap everything (`middleware.py`).
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -77,8 +78,10 @@ def create_app(
     http: HttpSettings | None = None,
     *,
     spec_path: Path | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> ASGIApp:
-    """Build the ASGI app. The caller owns `application` and closes it after the server stops."""
+    """Build the ASGI app. The caller owns `application` and closes it after the server stops.
+    `clock` times the embedding leg's back-off (a test's own clock decides when it ends)."""
     http = http or HttpSettings()
     policy = load_access_policy(application.settings)
     http.check_binding(policy)
@@ -91,7 +94,7 @@ def create_app(
     application.observe_remembers(metrics.observe_remember)
     if http.embedding is not None:
         leg = embedding_leg(
-            http.embedding, EmbeddingClient(http.embedding), metrics.observe_embedding_fallback
+            http.embedding, EmbeddingClient(http.embedding), metrics.observe_embedding_fallback, clock
         )
         one_blas_thread()
         application.use_embeddings(leg)

@@ -1,11 +1,13 @@
 """The client of an OpenAI-compatible embeddings endpoint (`POST {url}/embeddings`), as the
 Runtime's `Embed` function: texts in, one float32 row per text out, or `EmbeddingFailed` naming
 why (timeout, down, status, invalid). Each call has its own deadline; nothing is retried here (the
-query falls back to lexical recall, the background embedder tries again later)."""
+query falls back to lexical recall, the background embedder tries again later, and both back off
+from an endpoint that keeps failing: the Runtime's `vectors/backoff.py`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import httpx
@@ -55,7 +57,12 @@ def _vectors(response: httpx.Response, count: int) -> np.ndarray[Any, np.dtype[n
         raise EmbeddingFailed("invalid") from exc
 
 
-def embedding_leg(settings: EmbeddingSettings, client: EmbeddingClient, on_fallback: Any) -> EmbeddingLeg:
+def embedding_leg(
+    settings: EmbeddingSettings,
+    client: EmbeddingClient,
+    on_fallback: Any,
+    clock: Callable[[], float] = time.monotonic,
+) -> EmbeddingLeg:
     return EmbeddingLeg(
         embed=client.embed,
         model=settings.model,
@@ -67,4 +74,5 @@ def embedding_leg(settings: EmbeddingSettings, client: EmbeddingClient, on_fallb
         rrf_k=settings.fusion_k,
         vector_weight=settings.vector_weight,
         cache_bytes=settings.cache_mb * 2**20,
+        clock=clock,
     )

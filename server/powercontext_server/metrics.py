@@ -82,7 +82,8 @@ class Metrics:
         self._embedding_fallbacks = Counter(
             "powercontext_embedding_fallbacks",
             "Searches that answered lexically because the query's embedding failed, by reason"
-            " (timeout, unavailable, status, invalid).",
+            " (timeout, unavailable, status, invalid), or was not asked for while the server backs"
+            " off from a failing endpoint (backoff).",
             ["reason"],
             registry=self.registry,
         )

@@ -4,8 +4,6 @@ read again, with the same answer, when it is searched next."""
 
 from __future__ import annotations
 
-import sqlite3
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -13,8 +11,14 @@ from typing import Any
 import numpy as np
 import pytest
 
+from devtools.embedded import wait_embedded
 from devtools.embedding_models import WORDLLAMA
-from powercontext_api.models import MemorySearchRequest, RememberBatchRequest, ScopeCreateRequest
+from powercontext_api.models import (
+    MemorySearchRequest,
+    PrepareContextRequest,
+    RememberBatchRequest,
+    ScopeCreateRequest,
+)
 from powercontext_runtime import (
     DEFAULT_CACHE_BYTES,
     ConfigurationError,
@@ -35,19 +39,16 @@ ENTRIES = 40
 ONE_SCOPE = ENTRIES * (WORDLLAMA.dimensions * 4 + 8)
 
 
-def _wait_for_vectors(path: Path, count: int) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        with sqlite3.connect(path) as db:
-            if db.execute("SELECT COUNT(*) FROM memory_vectors").fetchone()[0] >= count:
-                return
-        time.sleep(0.05)
-    raise AssertionError("the embedder did not store every vector")
-
-
-def _searched(app: Any, scope_id: str) -> list[str]:
-    request = MemorySearchRequest.model_validate({"scope_id": scope_id, "query": "a vehicle", "limit": 8})
-    return [hit.citation.entry_id for hit in app.search_memory(request).hits]
+def _answers(app: Any, scope_id: str) -> tuple[str, str | None]:
+    """The search answer as the server sends it, and the prepared text, for a query no stored
+    text contains: the car notes are found by their vectors."""
+    search = app.search_memory(
+        MemorySearchRequest.model_validate({"scope_id": scope_id, "query": "a vehicle", "limit": 8})
+    )
+    prepared = app.prepare_context(
+        PrepareContextRequest.model_validate({"scope_id": scope_id, "query": "a vehicle", "assembly": {}})
+    )
+    return search.model_dump_json(), prepared.content
 
 
 def test_held_vectors_stay_within_the_budget_and_answer_alike(tmp_path: Path) -> None:
@@ -56,30 +57,33 @@ def test_held_vectors_stay_within_the_budget_and_answer_alike(tmp_path: Path) ->
     def embed(texts: Sequence[str], timeout_s: float) -> Any:
         return np.asarray(model(list(texts)), dtype=np.float32)
 
-    path = tmp_path / "db.sqlite3"
+    url = f"sqlite:///{tmp_path / 'db.sqlite3'}"
     scopes = ["cache:a", "cache:b", "cache:c"]
-    loader = open_application(Settings(database_url=f"sqlite:///{path}"))
+    loader = open_application(Settings(database_url=url))
     for n, scope_id in enumerate(scopes):
         loader.create_scope(ScopeCreateRequest.model_validate({"scope_id": scope_id}))
         entries = [{"text": f"note {n}-{i}: the car {i} was parked by the river"} for i in range(ENTRIES)]
         loader.remember_batch(RememberBatchRequest.model_validate({"scope_id": scope_id, "entries": entries}))
     answers = []
     for budget in (10 * ONE_SCOPE, ONE_SCOPE + ONE_SCOPE // 2):  # all three, then one at a time
-        app = open_application(Settings(database_url=f"sqlite:///{path}"))
+        app = open_application(Settings(database_url=url))
         app.use_embeddings(
             EmbeddingLeg(embed, WORDLLAMA.name, WORDLLAMA.dimensions, 10.0, cache_bytes=budget)
         )
-        _wait_for_vectors(path, ENTRIES * len(scopes))
-        index = app._store._vectors.index  # what the process holds
+        wait_embedded(url, WORDLLAMA.name, WORDLLAMA.dimensions, timeout_s=60)
         found = []
-        for scope_id in [*scopes, scopes[0]]:
-            found.append(_searched(app, scope_id))
-            assert index.held_bytes <= budget
+        for scope_id in [*scopes, scopes[0]]:  # the first again: read back after it was let go
+            found.append(_answers(app, scope_id))
+            assert app.held_vector_bytes() <= budget
         answers.append(found)
-        held = index.held_bytes
+        held = app.held_vector_bytes()
         app.close()
         assert held == (3 * ONE_SCOPE if budget > 3 * ONE_SCOPE else ONE_SCOPE)
-    assert answers[0] == answers[1] and all(answers[0])
+    assert answers[0] == answers[1]
+    assert all("the car" in search and "the car" in (content or "") for search, content in answers[0])
+    lexical = open_application(Settings(database_url=url))  # the leg off: nothing is found
+    assert [_answers(lexical, scope_id) for scope_id in scopes] == [('{"hits":[]}', None)] * 3
+    lexical.close()
     loader.close()
 
 

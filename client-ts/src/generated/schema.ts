@@ -803,7 +803,7 @@ export interface components {
         MemoryHit: {
             citation: components["schemas"]["MemoryCitation"];
             text: string;
-            /** @description The hit's BM25 relevance to the query among this Scope's Memory entries, plus half that of its better-scoring neighbour (the live entry written just before or after it in the Scope) when the neighbour matches the query too, rounded to 9 decimal places; higher is better. Hits come in descending score, equal scores newest first. Compare scores within one answer only: they depend on the query and on what the Scope holds. This server always sends it; it is optional so that clients also read servers from before it. */
+            /** @description How well the hit matches the query; higher is better, and hits come in descending score. Lexically (the default): its BM25 relevance to the query among this Scope's Memory entries, plus half that of its better-scoring neighbour (the live entry written just before or after it in the Scope) when the neighbour matches the query too, rounded to 9 decimal places; equal scores newest first. With the server's embedding leg on, it is instead the reciprocal-rank fusion of the hit's place in that lexical ranking and in the ranking by vector similarity to the query, 1/(k+rank) plus weight/(k+rank) (one term only when one leg alone found it), not rounded; equal scores then come in lexical order, then newest first. Compare scores within one answer only: they depend on the query and on what the Scope holds. This server always sends it; it is optional so that clients also read servers from before it. */
             score?: number;
         };
         MemorySearchResult: {
@@ -904,7 +904,7 @@ export interface components {
             action: string;
             outcome: string;
             lesson: string;
-            /** @description The hit's BM25 relevance to the query among this Scope's approved Experience, rounded to 9 decimal places; higher is better. Hits come in descending score, equal scores newest first. Compare scores within one answer only: they depend on the query and on what the Scope holds. This server always sends it; it is optional so that clients also read servers from before it. */
+            /** @description How well the hit matches the query; higher is better, and hits come in descending score. Lexically (the default): its BM25 relevance to the query among this Scope's approved Experience, rounded to 9 decimal places; equal scores newest first. With the server's embedding leg on, it is instead the reciprocal-rank fusion of the hit's place in that lexical ranking and in the ranking by vector similarity to the query, 1/(k+rank) plus weight/(k+rank) (one term only when one leg alone found it), not rounded; equal scores then come in lexical order, then newest first. Compare scores within one answer only: they depend on the query and on what the Scope holds. This server always sends it; it is optional so that clients also read servers from before it. */
             score?: number;
         };
         ExperienceSearchResult: {
@@ -1005,7 +1005,7 @@ export interface components {
             summary: string;
             /** @description Part of the detail around the first query match, or null. */
             snippet: string | null;
-            /** @description The hit's BM25 relevance to the query among this Scope's topics, rounded to 9 decimal places; higher is better. Hits come in descending score, equal scores newest first. Compare scores within one answer only: they depend on the query and on what the Scope holds. This server always sends it; it is optional so that clients also read servers from before it. */
+            /** @description How well the hit matches the query; higher is better, and hits come in descending score. Lexically (the default): its BM25 relevance to the query among this Scope's topics, rounded to 9 decimal places; equal scores newest first. With the server's embedding leg on, it is instead the reciprocal-rank fusion of the hit's place in that lexical ranking and in the ranking by vector similarity to the query, 1/(k+rank) plus weight/(k+rank) (one term only when one leg alone found it), not rounded; equal scores then come in lexical order, then newest first. Compare scores within one answer only: they depend on the query and on what the Scope holds. This server always sends it; it is optional so that clients also read servers from before it. */
             score?: number;
         };
         TopicSearchResult: {

@@ -27,6 +27,9 @@ class Store(Protocol):
     def use_embeddings(self, leg: EmbeddingLeg) -> None:
         """Fuse the embedding leg into Memory recall and fill in vectors in the background."""
 
+    def held_vector_bytes(self) -> int:
+        """Bytes of searched vectors held in memory (0 without the leg)."""
+
     def reading(self) -> AbstractContextManager[None]:
         """Reads on this thread inside the block share one snapshot (prepare reads every family
         from one moment). Writes are not allowed inside."""

@@ -61,6 +61,10 @@ from .clock import now
 from .conn import Conn
 from .op import P, R, StoreOp
 
+# The embedder's queues, every family's: Memory's head versions, Experience's and Topic Memory's
+# head revisions, each without a vector of the model yet.
+VECTOR_SOURCES = (MEMORY_SOURCE, artifact_vectors.SOURCE)
+
 
 class SqlStore:
     def __init__(self, backend: Backend, search_mirror: SearchMirror | None = None) -> None:
@@ -195,8 +199,11 @@ class SqlStore:
         """Turn on the embedding leg: Memory, Experience and Topic Memory recall fuse it in, and a
         thread fills in vectors."""
         self._vectors = VectorRecall(leg)
-        self._embedder = VectorEmbedder(leg, self._transaction, [MEMORY_SOURCE, artifact_vectors.SOURCE])
+        self._embedder = VectorEmbedder(leg, self._transaction, VECTOR_SOURCES)
         self._embedder.nudge()  # embed what is already stored without a vector of this model
+
+    def held_vector_bytes(self) -> int:
+        return 0 if self._vectors is None else self._vectors.index.held_bytes
 
     def close(self) -> None:
         self._merger.stop()

@@ -4,8 +4,11 @@ Its queues are the database itself: Memory's head versions (`rows.pending`) and 
 Topic Memory's head revisions (`store/artifact_vectors.py`) without a vector of the configured
 model, each in key order; every round takes the next batch of each. A batch is embedded outside
 any transaction and stored in one short write per Scope; the unique key keeps a document from
-being stored twice when two servers share the database. An endpoint that fails leaves the queue as it was: the thread tries again
-after RETRY_S (and at the next write), so nothing is lost across an outage or a restart.
+being stored twice when two servers share the database. An endpoint that fails leaves the queue as
+it was, and the thread backs off (`backoff.py`, a state of its own: a batch's deadline is not the
+query's): writes during the back-off do not wake it, and at its end it tries the next batch again,
+so nothing is lost across an outage or a restart, and a dead endpoint is asked once a period, not
+once a write. A database that fails is tried again after RETRY_S.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from itertools import groupby
 from ..nudged_thread import NudgedThread
 from ..search import Conn
 from . import rows
+from .backoff import Attempt, Backoff
 from .leg import EmbeddingFailed, EmbeddingLeg, Vectors
 
 COALESCE_S = 0.05
@@ -54,17 +58,23 @@ class VectorEmbedder(NudgedThread):
         self._after = [0] * len(self._sources)
         self._rewound = threading.Event()
         self._retry: threading.Timer | None = None
+        self._backoff = Backoff(leg.backoff, leg.clock)
 
     def _work(self) -> None:
+        wait = self._backoff.remaining()
+        if wait > 0:  # a write's nudge during the back-off: the timer wakes the thread at its end
+            self._retry_in(wait)
+            return
         try:
             while not self.stopping() and self.embed_next():
                 pass
         except EmbeddingFailed as exc:
-            logger.warning("the embedding endpoint failed (%s); retrying in %.0f s", exc.reason, RETRY_S)
-            self._retry_later()
+            wait = self._backoff.failed(Attempt.PROBE)  # each batch in turn: every failure counts
+            logger.warning("the embedding endpoint failed (%s); retrying in %.0f s", exc.reason, wait)
+            self._retry_in(wait)
         except Exception:  # the database was busy or away: try again later
             logger.warning("a vector batch failed; retrying", exc_info=True)
-            self._retry_later()
+            self._retry_in(RETRY_S)
 
     def rewind(self) -> None:
         """Look through every queue from its start again (after an erasure), then work."""
@@ -87,6 +97,7 @@ class VectorEmbedder(NudgedThread):
         if not batch:
             return False
         vectors = self._leg.vectors([text for _, _, text in batch], self._leg.batch_timeout_s)
+        self._backoff.succeeded()
         at = 0
         for scope_key, group in groupby(batch, key=lambda row: row[1]):
             keys = [key for key, _, _ in group]
@@ -96,10 +107,10 @@ class VectorEmbedder(NudgedThread):
         self._after[queue] = batch[-1][0]
         return True
 
-    def _retry_later(self) -> None:
+    def _retry_in(self, seconds: float) -> None:
         if self._retry is not None:
             self._retry.cancel()
-        self._retry = threading.Timer(RETRY_S, self.nudge)
+        self._retry = threading.Timer(seconds, self.nudge)
         self._retry.daemon = True
         self._retry.start()
 

@@ -1,19 +1,22 @@
 """What the server hands the Runtime to turn on the embedding leg: a function that embeds texts
-within a deadline, the model's name and dimensions, and a callback counting fallbacks.
+within a deadline, the model's name and dimensions, a callback counting fallbacks, and how to back
+off from an endpoint that fails (`backoff.py`; the clock is the test's to set).
 
 The Runtime imports no HTTP code: the server's `embedding_client` speaks to the endpoint.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 from threadpoolctl import threadpool_limits
 
 from ..errors import PowerContextError
+from .backoff import BackoffPolicy, Clock
 from .fusion import RRF_K, VECTOR_WEIGHT
 
 # 1.5 KiB a vector of 384 dimensions: some 170,000 of them (vectors/scope_index.py).
@@ -46,6 +49,8 @@ class EmbeddingLeg:
     rrf_k: float = RRF_K
     vector_weight: float = VECTOR_WEIGHT
     cache_bytes: int = DEFAULT_CACHE_BYTES  # the searched vectors held in memory, every family's
+    backoff: BackoffPolicy = field(default_factory=BackoffPolicy)
+    clock: Clock = time.monotonic
 
     def vectors(self, texts: Sequence[str], timeout_s: float) -> Vectors:
         """The texts' vectors, checked against the configured dimensions."""
@@ -53,16 +58,6 @@ class EmbeddingLeg:
         if found.shape != (len(texts), self.dims) or not np.isfinite(found).all():
             raise EmbeddingFailed("invalid")
         return found
-
-    def query_vector(self, text: str) -> Vectors | None:
-        """The query's unit vector, or None (counted) when the endpoint fails within the deadline:
-        recall then answers lexically."""
-        try:
-            found = self.vectors([text], self.query_timeout_s)[0]
-        except EmbeddingFailed as exc:
-            self.on_fallback(exc.reason)
-            return None
-        return unit(found)
 
 
 def unit(vectors: Vectors) -> Vectors:

@@ -1,5 +1,6 @@
-"""The embedding leg at recall: the query's vector before the read, then each Scope's lexical
-ranking of a family fused with its vector ranking inside the read's snapshot."""
+"""The embedding leg at recall: the query's vector before the read (none while the endpoint is
+backed off from, `backoff.py`), then each Scope's lexical ranking of a family fused with its vector
+ranking inside the read's snapshot."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from collections.abc import Collection, Mapping, Sequence
 from ..models import EXPERIENCE_FAMILY, MEMORY_FAMILY, TOPIC_FAMILY
 from ..search import Conn
 from . import rows
+from .backoff import Backoff
 from .fusion import fuse, round_robin_shares
-from .leg import EmbeddingLeg, Vectors
+from .leg import EmbeddingFailed, EmbeddingLeg, Vectors, unit
 from .scope_index import ScopeIndex
 
 Ranked = list[list[tuple[int, float]]]
@@ -26,10 +28,28 @@ class VectorRecall:
     def __init__(self, leg: EmbeddingLeg) -> None:
         self.leg = leg
         self.index = ScopeIndex(leg.model, leg.dims, leg.cache_bytes)
+        self._backoff = Backoff(leg.backoff, leg.clock)
 
     def query_vector(self, text: str) -> Vectors | None:
-        """None when the query is blank or the endpoint failed (recall answers lexically)."""
-        return self.leg.query_vector(text) if text.strip() else None
+        """The query's unit vector; None when the query is blank, or (counted by reason) when the
+        endpoint failed within the deadline or is being backed off from: recall answers lexically."""
+        if not text.strip():
+            return None
+        attempt = self._backoff.admit()
+        if attempt is None:
+            self.leg.on_fallback("backoff")
+            return None
+        try:
+            found = self.leg.vectors([text], self.leg.query_timeout_s)[0]
+        except EmbeddingFailed as exc:
+            self._backoff.failed(attempt)
+            self.leg.on_fallback(exc.reason)
+            return None
+        except BaseException:  # not the endpoint's doing, but a probe must not stay in flight
+            self._backoff.failed(attempt)
+            raise
+        self._backoff.succeeded()
+        return unit(found)
 
     def fuse(
         self,
