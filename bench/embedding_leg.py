@@ -25,12 +25,12 @@ from typing import Any
 
 import numpy as np
 
-from devtools.embedded import wait_embedded
 from devtools.embedding_models import DEFAULT, MODELS
 from powercontext_api.models import PrepareContextRequest, RememberBatchRequest, ScopeCreateRequest
 from powercontext_runtime import EmbeddingLeg, Settings, one_blas_thread, open_application
 
 from .datagen import memory_text, queries
+from .embedded import wait_embedded
 
 SCOPE = "bench:embedding"
 

@@ -27,13 +27,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from devtools.embedded import wait_embedded
 from devtools.embedding_models import WORDLLAMA
 from devtools.embedding_server import EmbeddingServer
 from devtools.seekdb import SeekdbServer
 from devtools.server_process import Client, ServerProcess
 
 from .datagen import memory_text
+from .embedded import wait_embedded
 
 RESULTS = Path(__file__).resolve().parent / "results" / "ingest.json"
 

@@ -34,7 +34,7 @@ from typing import Any
 
 import httpx
 
-from devtools.embedded import wait_embedded
+from bench.embedded import wait_embedded
 from devtools.embedding_models import DEFAULT, MODELS
 from devtools.server_process import ServerProcess
 from powercontext_api.models import PreparedContext, PreparedContextExplanation

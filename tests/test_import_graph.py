@@ -54,10 +54,12 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
 
 # Parts whose inside is private to them: everyone else names only the package itself.
 FRONT_DOORS = frozenset({"powercontext_runtime", "powercontext_server"})
-# Benchmarks of the Runtime's insides, which (as tests do) time and count what no public call
-# isolates: pruned against exhaustive ranking on a bare mirror, the statements each store write
-# sends. Nothing imports them.
-INSIDE_BENCHES = frozenset({Path("bench/ranking.py"), Path("bench/round_trips.py")})
+# Benchmarks of the Runtime's and the server's insides, which (as tests do) time and count what no
+# public call isolates: pruned against exhaustive ranking on a bare mirror, the statements each
+# store write sends, the server's embedding leg with its back-off set to none. Nothing imports them.
+INSIDE_BENCHES = frozenset(
+    {Path("bench/ranking.py"), Path("bench/round_trips.py"), Path("bench/embedding_backoff.py")}
+)
 
 # The Runtime's layers, lowest first: a module imports from its own layer or one below it.
 RUNTIME_LAYERS: tuple[frozenset[str], ...] = (

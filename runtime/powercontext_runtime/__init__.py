@@ -51,6 +51,7 @@ from .offline import (
     copy_database,
     export_scope_to,
     import_scope_from,
+    vectors_pending,
 )
 from .prepare import (
     AssemblyOptions,
@@ -133,4 +134,5 @@ __all__ = [
     "recall_memory",
     "terms_sources",
     "token_digest",
+    "vectors_pending",
 ]

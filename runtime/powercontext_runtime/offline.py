@@ -1,7 +1,8 @@
 """Whole-database work by database URL, with no application open: copy a store into an empty
-database (`powercontext copy-store`), and export or import one Scope as a file (`powercontext
-export` / `import`). The server's CLI and bench call these; the served export and import are the
-application's `export_scope` / `import_scope` operations.
+database (`powercontext copy-store`), export or import one Scope as a file (`powercontext
+export` / `import`), and ask whether the embedding leg's vectors are all in. The server's CLI and
+bench call these; the served export and import are the application's `export_scope` /
+`import_scope` operations.
 
 Each call opens the database(s) it names and lets go of them before it returns.
 """
@@ -18,6 +19,7 @@ from .store.export_lines import MAX_LINE_BYTES, TransferRefused
 from .store.progress import Progress
 from .store.scope_export import export_scope
 from .store.scope_transfer import import_scope
+from .store.sql_store import VECTOR_SOURCES
 from .store.transfer_format import TransferFailed, TransferReport
 
 __all__ = [
@@ -69,6 +71,22 @@ def import_scope_from(
         return import_scope(backend, _bounded_lines(file), progress, scope_id)
     finally:
         backend.stop()
+
+
+def vectors_pending(url: str, model: str, dims: int) -> bool:
+    """Whether some document of the database `url` (a Memory head version, an Experience or Topic
+    Memory head revision) still waits for its vector of `model` at `dims`: what a running server's
+    background embedder has yet to embed, read from the embedder's own queues."""
+    backend = backend_for(url)
+    conn = backend.connect()
+    try:
+        backend.begin(conn, False)
+        waiting = any(source.pending(conn, model, dims, 0, 1) for source in VECTOR_SOURCES)
+        backend.commit(conn)
+    finally:
+        backend.close(conn)
+        backend.stop()
+    return waiting
 
 
 def _bounded_lines(file: BinaryIO) -> Iterator[bytes]:

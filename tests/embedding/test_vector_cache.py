@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from devtools.embedded import wait_embedded
+from bench.embedded import wait_embedded
 from devtools.embedding_models import WORDLLAMA
 from powercontext_api.models import (
     MemorySearchRequest,
