@@ -164,6 +164,9 @@ def due(conn: Conn) -> list[tuple[int, str]]:
 def relist(conn: Conn, scope_key: int, family: str) -> None:
     """Bring the family's list to its generation now, inside a write transaction (no write can
     come between what it reads and what it writes): only the rows that changed are written."""
+    # Writers to the Scope queue behind this (OceanBase; SQLite's write transaction holds the
+    # database lock already), so the documents read are those at the generation read.
+    conn.execute("SELECT scope_key FROM scopes WHERE scope_key = ? FOR UPDATE", (scope_key,)).fetchall()
     row = conn.execute(
         "SELECT generation FROM search_stats WHERE scope_key = ? AND family = ?", (scope_key, family)
     ).fetchone()
