@@ -17,13 +17,13 @@ import pytest
 
 from powercontext_runtime import backend_for
 from powercontext_runtime.models import MemoryCitation, Scope
-from powercontext_runtime.search import IndexMerger, _doclists, parse_query
+from powercontext_runtime.search import IndexMerger, _doclists
 from powercontext_runtime.search._postings import unpack_postings
 from powercontext_runtime.store import backends, memory, scopes
 from powercontext_runtime.store.backends import Backend
 from powercontext_runtime.store.sql_store import SqlStore
 from tests.conftest import database_env
-from tests.store.writes import churn
+from tests.store.writes import churn, ranked
 
 WORDS = ["alpha", "beta", "gamma", "delta", "heron", "记忆", "系统", "the", "a"]
 QUERIES = ["alpha beta", "the heron", "记忆系统", "gamma delta a", "zeta"]
@@ -71,13 +71,6 @@ def query(backend: Backend, sql: str, params: Sequence[object] = ()) -> list[tup
         backend.close(conn)
 
 
-def ranked(store: SqlStore) -> list[list[tuple[str, float]]]:
-    return [
-        [(hit.text, round(hit.score, 9)) for hit in store.search_memory(["s:1"], parse_query(q), 10)[0]]
-        for q in QUERIES
-    ]
-
-
 def written(backend: Backend, seed: int, batches: int) -> tuple[SqlStore, list[MemoryCitation]]:
     rng = random.Random(seed)
     store = SqlStore(backend)
@@ -109,14 +102,14 @@ def test_a_fresh_store_reads_the_list_and_the_log_not_a_row_per_document_and_ran
 
     statements.clear()
     cold = SqlStore(db)
-    first = ranked(cold)
+    first = ranked(cold, QUERIES)
     assert not [sql for sql in statements if "search_docs" in sql]
     assert len([sql for sql in statements if "search_doc_lists" in sql]) == 1
     cold.close()
 
     query(db, "DELETE FROM search_doc_lists")  # the way before lists: every search_docs row
     whole = SqlStore(db)
-    assert ranked(whole) == first
+    assert ranked(whole, QUERIES) == first
     assert all(first[:4]), first
     whole.close()
 
@@ -146,10 +139,10 @@ def test_lists_kept_through_churn_equal_the_documents_table(
         assert held == sorted((int(cast(int, key)), int(cast(int, length))) for key, length in rows)
     statements.clear()
     cold = SqlStore(db)
-    cold_ranked = ranked(cold)
+    cold_ranked = ranked(cold, QUERIES)
     assert not [sql for sql in statements if "search_docs" in sql]
     query(db, "DELETE FROM search_doc_lists")
-    assert ranked(SqlStore(db)) == cold_ranked
+    assert ranked(SqlStore(db), QUERIES) == cold_ranked
 
 
 def test_an_erased_scope_leaves_no_list(db: Backend) -> None:
