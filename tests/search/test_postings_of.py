@@ -5,7 +5,9 @@ map once they do not (a removed key that comes back takes a new slot)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+from powercontext_runtime.search import _mirror
 from powercontext_runtime.search._log import LoggedWrite
 from powercontext_runtime.search._mirror import FamilyMirror
 
@@ -43,3 +45,24 @@ def test_a_key_that_comes_back_after_removal_maps_to_its_new_slot() -> None:
     )
     mirror.replay([(4, 20, back)])  # the same key again: a new document in slot 2
     assert postings(mirror, [(20, 3), (10, 1)]) == [(0, 1.0), (2, 3.0)]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_keys_close_together_map_through_a_table_exactly_as_by_binary_search(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = np.random.default_rng(seed)
+    # Keys ascending with gaps, some documents removed (their keys still map to their slots).
+    keys = np.cumsum(rng.integers(1, 4, 300)).astype(np.int64)
+    docs = np.stack([keys, rng.integers(1, 9, 300)], axis=1)
+    asked = rng.choice(np.arange(keys[-1] + 5), 200, replace=False).astype(np.int64)
+    pairs = [(int(k), int(t)) for k, t in zip(asked, rng.integers(1, 5, 200), strict=True)]
+    answers = []
+    for span in (0, _mirror.DENSE_SPAN):  # 0: every span is too wide, binary search
+        monkeypatch.setattr(_mirror, "DENSE_SPAN", span)
+        mirror = FamilyMirror(1, docs)
+        mirror.replay([(2, int(keys[7]), None)])
+        answers.append(postings(mirror, pairs))
+        assert (mirror._dense is not None) == (span > 0)
+    assert answers[0] == answers[1]
+    assert len(answers[0]) == len(set(asked.tolist()) & set(keys.tolist()))

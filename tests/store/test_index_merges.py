@@ -23,7 +23,7 @@ from powercontext_runtime.store import memory, scopes
 from powercontext_runtime.store.backends import Backend
 from powercontext_runtime.store.sql_store import SqlStore
 from tests.conftest import database_env
-from tests.store.writes import small_merges
+from tests.store.writes import ranked, small_merges
 
 QUERIES = ["heron 记忆", "系统 alpha", "记忆系统", "beta gamma"]
 WORDS = ["heron", "alpha", "beta", "gamma", "记忆", "系统", "合并", "索引"]
@@ -50,13 +50,6 @@ def counts(backend: Backend) -> dict[str, int]:
         backend.close(conn)
 
 
-def ranked(store: SqlStore) -> list[list[tuple[str, float]]]:
-    return [
-        [(hit.text, round(hit.score, 9)) for hit in store.search_memory(["s:1"], parse_query(q), 10)[0]]
-        for q in QUERIES
-    ]
-
-
 def test_a_batch_that_makes_a_merge_due_returns_before_the_merge_and_ranks_the_same_after(
     store_backend: Backend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -71,7 +64,7 @@ def test_a_batch_that_makes_a_merge_due_returns_before_the_merge_and_ranks_the_s
             store.run(memory.remember_batch, "s:1", [(text, "fact", None) for text in texts], None)
         # The batch that made the merge due has its answer, and nothing was merged in it.
         assert counts(store_backend) == {"search_pending": 2, "search_runs": 0, "search_merges": 0}
-        before = ranked(store)
+        before = ranked(store, QUERIES)
         assert all(before), before
     # A store opening on the database carries due merges on, on its merger thread.
     reopened = SqlStore(store_backend)
@@ -80,8 +73,8 @@ def test_a_batch_that_makes_a_merge_due_returns_before_the_merge_and_ranks_the_s
         time.sleep(0.05)
     after = counts(store_backend)
     assert after["search_pending"] == 0 and after["search_runs"] > 0 and after["search_merges"] == 0, after
-    assert ranked(store) == before
-    assert ranked(reopened) == before
+    assert ranked(store, QUERIES) == before
+    assert ranked(reopened, QUERIES) == before
     store.close()
     reopened.close()
 

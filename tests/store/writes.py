@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import pytest
 
 from powercontext_runtime.models import MemoryCitation
-from powercontext_runtime.search import _limits, _merge
+from powercontext_runtime.search import _limits, _merge, parse_query
 from powercontext_runtime.store import memory
 from powercontext_runtime.store.sql_store import SqlStore
 
@@ -62,3 +62,11 @@ def small_merges(
     monkeypatch.setattr(_limits, "RUN_FANOUT", fanout)
     monkeypatch.setattr(_merge, "CHUNK_ROWS", chunk_rows)
     monkeypatch.setattr(_merge, "CHUNK_POSTINGS", chunk_postings)
+
+
+def ranked(store: SqlStore, queries: Sequence[str]) -> list[list[tuple[str, float]]]:
+    """Each query's best ten Memory hits in Scope `s:1`, as (text, score) pairs."""
+    return [
+        [(hit.text, round(hit.score, 9)) for hit in store.search_memory(["s:1"], parse_query(q), 10)[0]]
+        for q in queries
+    ]

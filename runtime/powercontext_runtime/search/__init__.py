@@ -6,8 +6,9 @@ protocol defined here) inside its own transactions, and recall asks the store fo
 Private modules, one concern each: `_tokens` (text to tokens, queries), `_batch_terms` (a batch's
 terms in numpy), `_bm25` (terms and scores), `_postings` (a row's byte format), `_log` (a log
 row's byte format), `_tokenised` (what a write indexes), `_writes` (index upkeep), `_merge` and
-`_merger` (runs and the thread merging them), `_mirror` (the in-memory postings), `_reads` (a
-snapshot's ranking), `_transactions` (what the store's transactions call).
+`_merger` (runs and the thread merging them), `_mirror` (the in-memory postings), `_doclists` (a
+family's documents packed for a fresh mirror), `_reads` (a snapshot's ranking), `_transactions`
+(what the store's transactions call).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import inspect
 from . import _bm25, _tokens
 from ._bm25 import document_terms, query_terms
 from ._conn import Conn, Cursor, Statement
+from ._doclists import list_all as list_documents
 from ._merger import IndexMerger, WriterGate
 from ._mirror import SearchMirror
 from ._tokenised import TokenisedDocuments, keep_documents, tokenise_documents
@@ -62,6 +64,7 @@ __all__ = [
     "index_document",
     "index_documents",
     "keep_documents",
+    "list_documents",
     "merge_due",
     "merge_takes",
     "normalised_text",

@@ -24,7 +24,9 @@ _MAX_OFFSET = 2**32 - 1
 _SINGLE_ROW = struct.Struct("<iI")  # a single posting as a blob: its tf, offset 0
 
 
-def pack_postings(segment: int, doc_keys: Sequence[int], tfs: Sequence[int]) -> int | bytes:
+def pack_postings(
+    segment: int, doc_keys: Sequence[int] | npt.NDArray[np.int64], tfs: Sequence[int] | npt.NDArray[np.int64]
+) -> int | bytes:
     """A term's postings in one segment: the term frequency alone when its one document is the
     segment's own, else the term frequencies as little-endian int32 followed by each document's
     key less the segment's as little-endian uint32 (a multiple of 8 bytes)."""

@@ -9,7 +9,7 @@ from collections.abc import Collection, Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from . import _log
+from . import _doclists, _log
 from ._bm25 import TermPostings, term_weights
 from ._conn import Conn, marks
 from ._mirror import FamilyMirror, SearchMirror
@@ -121,34 +121,16 @@ def _synced(
         alive = current.alive_at(generation)
         if alive is not None:
             return current, alive
-        return FamilyMirror(generation, _documents(conn, scope_key, family)), None
+        return FamilyMirror(generation, _doclists.documents(conn, scope_key, family, generation)), None
     if current is not None and current.generation < generation and not current.stale:
-        rows = [
-            (int(g), int(k), None if added is None else _log.unpack(int(k), bytes(added)))
-            for g, k, added in conn.execute(
-                "SELECT generation, doc_key, added FROM search_log"
-                " WHERE scope_key = ? AND family = ? AND generation > ? AND generation <= ? ORDER BY generation",
-                (scope_key, family, current.generation, generation),
-            )
-        ]
-        # A row takes a generation per document it adds; rows the log no longer keeps leave a gap.
-        taken = sum(1 if logged is None else len(logged.doc_keys) for _, _, logged in rows)
-        if taken == generation - current.generation:
+        rows = _doclists.logged_since(conn, scope_key, family, current.generation, generation)
+        if rows is not None:
             current.replay(rows)
     if current is not None and current.generation == generation and not current.stale:
         return current, None
-    rebuilt = FamilyMirror(generation, _documents(conn, scope_key, family))
+    rebuilt = FamilyMirror(generation, _doclists.documents(conn, scope_key, family, generation))
     mirror.put(scope_key, family, rebuilt)
     return rebuilt, None
-
-
-def _documents(conn: Conn, scope_key: int, family: str) -> npt.NDArray[np.int64]:
-    """The family's (doc_key, length) rows as an array: a million of them convert in C, not a
-    Python call per value (a Scope's first query at 1M entries spent 2.6 s on that)."""
-    rows = conn.execute(
-        "SELECT doc_key, length FROM search_docs WHERE scope_key = ? AND family = ?", (scope_key, family)
-    ).fetchall()
-    return np.array(rows, np.int64).reshape(-1, 2)
 
 
 def _read_terms(

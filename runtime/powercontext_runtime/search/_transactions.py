@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 
-from . import _merge
+from . import _doclists, _merge
 from ._conn import Conn
 from ._merger import WriterGate
 from ._mirror import SearchMirror
@@ -86,10 +86,10 @@ def merge_due(
     pause: Callable[[float], None] = time.sleep,
 ) -> int:
     """Carry every due or unfinished index merge through, a chunk per write transaction, until
-    none is left or `stopping()`; the number of chunks merged. Each chunk waits for the writes
-    queueing at `gate` first, and leaves the write lock free after it for as long as it held it,
-    up to `pause_max_s` (the backend's `merge_pause_max_s`: other processes' writers' turn), by
-    calling `pause` with the seconds."""
+    none is left or `stopping()`, then the document lists due; the number of chunks merged. Each
+    chunk waits for the writes queueing at `gate` first, and leaves the write lock free after it
+    for as long as it held it, up to `pause_max_s` (the backend's `merge_pause_max_s`: other
+    processes' writers' turn), by calling `pause` with the seconds."""
     with transaction(False) as conn:
         families = _merge.due(conn)
     steps, cache = 0, _merge.LoggedCache()
@@ -103,4 +103,19 @@ def merge_due(
             steps += 1
             if pause_max_s > 0:
                 pause(min(pause_max_s, time.monotonic() - began))
+    _relist_due(transaction, gate, stopping)
     return steps
+
+
+def _relist_due(transaction: Transaction, gate: WriterGate, stopping: Callable[[], bool]) -> None:
+    """Bring the document lists that are due up to date (`_doclists.py`), a family per write
+    transaction, after the merges (a fresh mirror then reads a few rows instead of a row per
+    document)."""
+    with transaction(False) as conn:
+        families = _doclists.due(conn)
+    for scope_key, family in families:
+        if stopping():
+            return
+        gate.wait_clear()
+        with transaction(True) as conn:
+            _doclists.relist(conn, scope_key, family)

@@ -255,6 +255,7 @@ def drop_index(conn: Conn, scope_key: int | None = None) -> None:
         "search_runs",
         "search_run_sizes",
         "search_docs",
+        "search_doc_lists",
         "search_log",
         "search_pending",
         "search_merges",

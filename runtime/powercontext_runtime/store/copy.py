@@ -39,6 +39,7 @@ TABLES = (
     "artifact_vector_removals",
     "candidates",
     "search_docs",
+    "search_doc_lists",
     "search_segments",
     "search_runs",
     "search_run_sizes",

@@ -7,6 +7,7 @@ OceanBase commits DDL implicitly: a migration's data step runs after its tables 
 
 from __future__ import annotations
 
+from ..search import list_documents
 from .memory_hygiene import fill_text_hashes
 from .migrations import Migration
 from .search_backfill import upgrade_index
@@ -325,5 +326,20 @@ MIGRATIONS: tuple[Migration, ...] = (
             PRIMARY KEY (scope_key, family)
         ) {_TABLE}
         """,
+    ),
+    Migration(
+        13,
+        f"""
+        -- Documents packed per stretch of keys: as on SQLite (sqlite_schema.py, migration 13).
+        CREATE TABLE search_doc_lists (
+            scope_key BIGINT NOT NULL,
+            family VARCHAR(32) NOT NULL,
+            base BIGINT NOT NULL,
+            generation BIGINT NOT NULL,
+            docs LONGBLOB NOT NULL,
+            PRIMARY KEY (scope_key, family, base)
+        ) {_TABLE}
+        """,
+        after=list_documents,
     ),
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..search import list_documents
 from .memory_hygiene import fill_text_hashes
 from .migrations import Migration
 from .search_backfill import upgrade_index
@@ -344,5 +345,21 @@ MIGRATIONS: tuple[Migration, ...] = (
             PRIMARY KEY (scope_key, family)
         )
         """,
+    ),
+    Migration(
+        13,
+        """
+        -- A family's documents (key, length) packed into a row per stretch of keys, as of one
+        -- generation (search/_doclists.py): a fresh mirror reads a few rows, not one per document.
+        CREATE TABLE search_doc_lists (
+            scope_key INTEGER NOT NULL,
+            family TEXT NOT NULL,
+            base INTEGER NOT NULL,
+            generation INTEGER NOT NULL,
+            docs BLOB NOT NULL,
+            PRIMARY KEY (scope_key, family, base)
+        )
+        """,
+        after=list_documents,
     ),
 )

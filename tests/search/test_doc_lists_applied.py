@@ -1,0 +1,47 @@
+"""A document list brought up to date from log rows holds exactly the documents a replay of every
+change in order leaves (a document's last change decides), in key order (search/_doclists.py)."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from powercontext_runtime.search._doclists import applied
+from powercontext_runtime.search._log import LoggedWrite
+
+
+def added(keys: list[int], lengths: list[int]) -> LoggedWrite:
+    empty = np.zeros(0, np.int64)
+    return LoggedWrite(
+        doc_keys=np.array(keys, np.int64),
+        lengths=np.array(lengths, np.int32),
+        terms=[],
+        bounds=np.zeros(1, np.int64),
+        positions=empty,
+        tfs=np.zeros(0, np.int32),
+    )
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_the_last_change_of_each_document_decides(seed: int) -> None:
+    rng = random.Random(seed)
+    start = {key: rng.randint(1, 50) for key in rng.sample(range(200), rng.randint(0, 60))}
+    docs = np.array(sorted(start.items()), np.int64).reshape(-1, 2)
+    expected = dict(start)
+    rows = []
+    generation = 0
+    for _ in range(rng.randint(0, 12)):
+        if rng.random() < 0.4:  # a removal, of a document there or not (a key may come back later)
+            key = rng.randrange(220)
+            expected.pop(key, None)
+            generation += 1
+            rows.append((generation, key, None))
+        else:  # a write of new documents, some below keys already listed
+            keys = sorted(rng.sample([k for k in range(220) if k not in expected], rng.randint(1, 5)))
+            lengths = [rng.randint(1, 50) for _ in keys]
+            expected.update(zip(keys, lengths, strict=True))
+            generation += len(keys)
+            rows.append((generation, keys[0], added(keys, lengths)))
+    assert applied(docs, rows).tolist() == [list(pair) for pair in sorted(expected.items())]

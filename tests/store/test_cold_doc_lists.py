@@ -1,0 +1,163 @@
+"""A fresh process ranks a large Scope after reading its documents as a few packed rows, not a row
+per document, and ranks exactly as one that read them all (issue 34, item 2), on both backends.
+
+The index merger keeps a list of each large family's documents (`search_doc_lists`); a cold mirror
+loads it and applies the log written since. Work is asserted, not time: the statements a fresh
+store's first search sends and the rows they name.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import cast
+
+import pytest
+
+from powercontext_runtime import backend_for
+from powercontext_runtime.models import MemoryCitation, Scope
+from powercontext_runtime.search import IndexMerger, _doclists
+from powercontext_runtime.search._postings import unpack_postings
+from powercontext_runtime.store import backends, memory, scopes
+from powercontext_runtime.store.backends import Backend
+from powercontext_runtime.store.sql_store import SqlStore
+from tests.conftest import database_env
+from tests.store.writes import churn, ranked
+
+WORDS = ["alpha", "beta", "gamma", "delta", "heron", "记忆", "系统", "the", "a"]
+QUERIES = ["alpha beta", "the heron", "记忆系统", "gamma delta a", "zeta"]
+
+
+@pytest.fixture
+def db(
+    request: pytest.FixtureRequest, backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Backend:
+    """A fresh database whose families keep a list from 16 documents, in rows of 8, relisted
+    every 12 generations; the merger thread idle (the test merges when it means to)."""
+    monkeypatch.setattr(_doclists, "LIST_DOCUMENTS", 16)
+    monkeypatch.setattr(_doclists, "LIST_CHUNK", 8)
+    monkeypatch.setattr(_doclists, "LIST_EVERY", 12)
+    monkeypatch.setattr(IndexMerger, "nudge", lambda self: None)
+    env = database_env(request, backend)
+    return backend_for(env.get("POWERCONTEXT_SERVER_DATABASE_URL", f"sqlite:///{tmp_path / 'db.sqlite3'}"))
+
+
+@pytest.fixture
+def statements(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Every statement any store's connection runs from here on."""
+    sent: list[str] = []
+    for conn_class in (backends._SqliteConn, backends._MysqlConn):
+        original = conn_class.execute
+
+        def recording(
+            self: object, sql: str, params: Sequence[object] = (), _run: object = original
+        ) -> object:
+            sent.append(sql)
+            return _run(self, sql, params)  # type: ignore[operator]
+
+        monkeypatch.setattr(conn_class, "execute", recording)
+    yield sent
+
+
+def query(backend: Backend, sql: str, params: Sequence[object] = ()) -> list[tuple[object, ...]]:
+    conn = backend.connect()
+    try:
+        backend.begin(conn, write=True)
+        rows = [tuple(row) for row in conn.execute(sql, params).fetchall()]
+        backend.commit(conn)
+        return rows
+    finally:
+        backend.close(conn)
+
+
+def written(backend: Backend, seed: int, batches: int) -> tuple[SqlStore, list[MemoryCitation]]:
+    rng = random.Random(seed)
+    store = SqlStore(backend)
+    store.run(scopes.create_scope, Scope("s:1", "", "", (), 1))
+    live: list[MemoryCitation] = []
+    for _ in range(batches):
+        texts = [" ".join(rng.choices(WORDS, k=rng.randint(2, 7))) for _ in range(6)]
+        live.extend(
+            c for c, _ in store.run(memory.remember_batch, "s:1", [(t, "fact", None) for t in texts], None)
+        )
+    return store, live
+
+
+def test_a_fresh_store_reads_the_list_and_the_log_not_a_row_per_document_and_ranks_the_same(
+    db: Backend, statements: list[str]
+) -> None:
+    store, live = written(db, 1, 8)  # 48 documents
+    store.merge_index()  # lists them: 48 documents in 6 rows
+    assert query(db, "SELECT COUNT(*), COUNT(DISTINCT generation) FROM search_doc_lists") == [(6, 1)]
+    # Changes after the list (fewer than LIST_EVERY generations: it stays as it is), replayed from the log.
+    rng = random.Random(2)
+    store.run(memory.remember, "s:1", "heron alpha the", "fact", None)
+    store.run(memory.revise_memory_entry, "s:1", live.pop(rng.randrange(len(live))), "gamma heron")
+    store.run(memory.retire_memory_entry, "s:1", live.pop(rng.randrange(len(live))))
+    store.run(memory.erase_memory_entry, "s:1", live.pop(rng.randrange(len(live))).entry_id)
+    store.merge_index()
+    assert query(db, "SELECT COUNT(*), COUNT(DISTINCT generation) FROM search_doc_lists") == [(6, 1)]
+    store.close()
+
+    statements.clear()
+    cold = SqlStore(db)
+    first = ranked(cold, QUERIES)
+    assert not [sql for sql in statements if "search_docs" in sql]
+    assert len([sql for sql in statements if "search_doc_lists" in sql]) == 1
+    cold.close()
+
+    query(db, "DELETE FROM search_doc_lists")  # the way before lists: every search_docs row
+    whole = SqlStore(db)
+    assert ranked(whole, QUERIES) == first
+    assert all(first[:4]), first
+    whole.close()
+
+
+def test_lists_kept_through_churn_equal_the_documents_table(
+    db: Backend, statements: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_doclists, "LIST_EVERY", 1)  # every merger run relists
+    store, live = written(db, 3, 3)
+    rng = random.Random(4)
+    for _ in range(6):
+        churn(store, rng, live, 10, WORDS)
+        store.merge_index()
+        generation = query(db, "SELECT generation FROM search_stats WHERE family = 'memory'")[0][0]
+        assert query(db, "SELECT DISTINCT generation FROM search_doc_lists") == [(generation,)]
+        listed = [
+            unpack_postings(int(cast(int, base)), cast(bytes, packed))
+            for base, packed in query(db, "SELECT base, docs FROM search_doc_lists ORDER BY base")
+        ]
+        assert all(len(keys) <= 8 for keys, _ in listed)
+        held = [
+            (key, length)
+            for keys, lengths in listed
+            for key, length in zip(keys.tolist(), lengths.tolist(), strict=True)
+        ]
+        rows = query(db, "SELECT doc_key, length FROM search_docs WHERE family = 'memory'")
+        assert held == sorted((int(cast(int, key)), int(cast(int, length))) for key, length in rows)
+    statements.clear()
+    cold = SqlStore(db)
+    cold_ranked = ranked(cold, QUERIES)
+    assert not [sql for sql in statements if "search_docs" in sql]
+    query(db, "DELETE FROM search_doc_lists")
+    assert ranked(SqlStore(db), QUERIES) == cold_ranked
+
+
+def test_an_erased_scope_leaves_no_list(db: Backend) -> None:
+    store, _ = written(db, 5, 4)
+    store.merge_index()
+    assert query(db, "SELECT COUNT(*) FROM search_doc_lists") == [(3,)]
+    store.run(scopes.delete_scope, "s:1")
+    assert query(db, "SELECT COUNT(*) FROM search_doc_lists") == [(0,)]
+
+
+def test_the_migration_lists_the_families_of_an_existing_database(db: Backend) -> None:
+    store, _ = written(db, 6, 4)
+    store.close()
+    query(db, "DROP TABLE search_doc_lists")
+    query(db, "DELETE FROM schema_migrations WHERE version = 13")
+    reopened = SqlStore(db)
+    assert query(db, "SELECT COUNT(*) FROM search_doc_lists") == [(3,)]
+    reopened.close()
