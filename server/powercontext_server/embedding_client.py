@@ -6,6 +6,7 @@ from an endpoint that keeps failing: the Runtime's `vectors/backoff.py`)."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -29,26 +30,47 @@ class EmbeddingClient:
         self._http = httpx.Client(base_url=settings.url, headers=headers, trust_env=False)
 
     def embed(self, texts: Sequence[str], timeout_s: float) -> np.ndarray[Any, np.dtype[np.float32]]:
+        """The texts' vectors, the whole call within `timeout_s` (up to one read's wait past it)."""
         body = {"model": self._settings.model, "input": list(texts)}
+        deadline = time.monotonic() + timeout_s
         try:
-            response = self._http.post("/embeddings", json=body, timeout=timeout_s)
+            with self._http.stream("POST", "/embeddings", json=body, timeout=timeout_s) as response:
+                if response.status_code != 200:
+                    raise EmbeddingFailed("status")
+                content = _read_by(response, deadline)
         except httpx.TimeoutException as exc:
             raise EmbeddingFailed("timeout") from exc
         except httpx.HTTPError as exc:
             raise EmbeddingFailed("unavailable") from exc
-        if response.status_code != 200:
-            raise EmbeddingFailed("status")
-        return _vectors(response, len(texts))
+        return _vectors(content, len(texts))
 
     def close(self) -> None:
         self._http.close()
 
 
-def _vectors(response: httpx.Response, count: int) -> np.ndarray[Any, np.dtype[np.float32]]:
+def _read_by(response: httpx.Response, deadline: float) -> bytes:
+    """The answer's body, read by `deadline` (on the monotonic clock) or `EmbeddingFailed`.
+
+    httpx's timeout bounds each read, not the call: an endpoint that sends its answer a little
+    at a time would hold a prepare for as long as it kept sending. So each read may wait only
+    what is left (httpcore takes a read's timeout from the request's `timeout` extension at every
+    read), and a body not whole by the deadline is a timeout."""
+    timeouts = response.request.extensions["timeout"]
+    pieces = []
+    for piece in response.iter_bytes():
+        pieces.append(piece)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise EmbeddingFailed("timeout")
+        timeouts["read"] = left
+    return b"".join(pieces)
+
+
+def _vectors(content: bytes, count: int) -> np.ndarray[Any, np.dtype[np.float32]]:
     """The answer's `data[].embedding`, in `index` order; `EmbeddingFailed("invalid")` unless
     there is exactly one list of numbers per text."""
     try:
-        data = response.json()["data"]
+        data = json.loads(content)["data"]
         rows = sorted(data, key=lambda item: int(item["index"]))
         if [int(item["index"]) for item in rows] != list(range(count)):
             raise ValueError("indexes")
