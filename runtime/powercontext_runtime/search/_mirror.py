@@ -299,8 +299,10 @@ class FamilyMirror:
 
     @property
     def cost(self) -> int:
-        """What this mirror holds, counted in postings (see MAX_POSTINGS)."""
-        return self.postings + DOC_COST * self._count
+        """What this mirror holds, counted in postings (see MAX_POSTINGS): its terms, its
+        documents and its key table (4 bytes a key in its span, a quarter of a posting)."""
+        table = 0 if self._dense is None else len(self._dense[1]) // 4
+        return self.postings + DOC_COST * self._count + table
 
     def forget_terms(self) -> None:
         """Drop every kept term; the documents stay, and a query reads its terms again."""
