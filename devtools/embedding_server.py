@@ -23,9 +23,15 @@ MODEL = DEFAULT.name
 DIMENSIONS = DEFAULT.dimensions
 
 
+class Refused(Exception):
+    """Raised by `embed` to refuse one request's input (a 400), as an endpoint that is up does
+    with a text too long for its model."""
+
+
 class EmbeddingServer:
     """`embed` served at `{url}/embeddings` on 127.0.0.1 from a thread; use as a context manager.
-    An exception from `embed` is a 500; a body that is no embeddings request is a 400."""
+    An exception from `embed` is a 500 (`Refused`: a 400); a body that is no embeddings request is
+    a 400."""
 
     def __init__(self, embed: Embed, model: str = MODEL, port: int = 0) -> None:
         self._server = ThreadingHTTPServer(("127.0.0.1", port), _handler(embed, model))
@@ -68,6 +74,9 @@ def _handler(embed: Embed, model: str) -> type[BaseHTTPRequestHandler]:
                 return
             try:
                 vectors = embed(texts)
+            except Refused:
+                self._send(400, {"error": {"message": "this input is refused"}})
+                return
             except Exception:
                 self._send(500, {"error": {"message": "the model failed"}})
                 return

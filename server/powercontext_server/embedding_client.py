@@ -21,6 +21,9 @@ from .settings import EmbeddingSettings
 # The background embedder's batches: texts per call and the time one call may take.
 BATCH_SIZE = 64
 BATCH_TIMEOUT_S = 60.0
+# Statuses that refuse one request's input (too long, malformed) from an endpoint that is up; any
+# other (401, 404, 429, 5xx...) would fail every call alike, and the leg backs off from it.
+REFUSALS = frozenset({400, 413, 422})
 
 
 class EmbeddingClient:
@@ -36,7 +39,7 @@ class EmbeddingClient:
         try:
             with self._http.stream("POST", "/embeddings", json=body, timeout=timeout_s) as response:
                 if response.status_code != 200:
-                    raise EmbeddingFailed("status")
+                    raise EmbeddingFailed("status", refused=response.status_code in REFUSALS)
                 content = _read_by(response, deadline)
         except httpx.TimeoutException as exc:
             raise EmbeddingFailed("timeout") from exc

@@ -17,7 +17,7 @@ import httpx
 import numpy as np
 import pytest
 
-from devtools.embedding_server import DIMENSIONS, EmbeddingServer
+from devtools.embedding_server import DIMENSIONS, EmbeddingServer, Refused
 from tests.api.helpers import remember
 
 from .conftest import leg_env, stored_vectors, wait_for_vectors
@@ -46,8 +46,9 @@ class Endpoint:
     """Texts about a car or a vehicle along one axis, others along another; while `down` it fails
     (a 500, or answers too late when `slow`). Records every call."""
 
-    def __init__(self, slow: bool = False) -> None:
+    def __init__(self, slow: bool = False, refuse: str | None = None) -> None:
         self.slow = slow
+        self.refuse = refuse  # a text the endpoint refuses with a 400, up all the while
         self.down = threading.Event()
         self.calls: list[tuple[list[str], bool]] = []  # texts, and whether the endpoint was down
 
@@ -58,6 +59,8 @@ class Endpoint:
             time.sleep(SLOW_S)
         elif down:
             raise RuntimeError("down")
+        if self.refuse in texts:
+            raise Refused
         vectors = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
         for row, text in enumerate(texts):
             vectors[row, 0 if re.search(r"\b(car|vehicle)\b", text) else 1] = 1.0
@@ -70,8 +73,8 @@ class Endpoint:
         return sum(down for _, down in self.calls)
 
 
-def _search(http: httpx.Client, scope_id: str) -> list[str]:
-    search = http.post("/v1/memory/search", json={"scope_id": scope_id, "query": QUERY})
+def _search(http: httpx.Client, scope_id: str, query: str = QUERY) -> list[str]:
+    search = http.post("/v1/memory/search", json={"scope_id": scope_id, "query": query})
     assert search.status_code == 200
     return [hit["text"] for hit in search.json()["hits"]]
 
@@ -153,3 +156,21 @@ def test_the_embedder_backs_off_while_down_and_then_stores_every_vector_once(sta
             rows = wait_for_vectors(server, 60)
     assert endpoint.failed() == 1
     assert [row[0] for row in rows] == [f"entry-{n}-v1" for n in range(1, 61)]
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])  # the endpoint answers before the database is read
+def test_an_input_the_endpoint_refuses_costs_only_its_own_query_the_leg(start_server: Any) -> None:
+    """A 400 says the endpoint is up and refuses that text (say, too long for its model): that
+    query answers lexically, counted as `status`, and the next query asks the endpoint as usual."""
+    refused = "the vehicle " + "very " * 50
+    endpoint = Endpoint(refuse=refused)
+    with EmbeddingServer(endpoint) as fake:
+        server = start_server(**leg_env(fake.url, timeout_ms=TIMEOUT_MS))
+        with httpx.Client(base_url=server.base_url, timeout=30) as http:
+            scope_id = _filled(http)
+            wait_for_vectors(server, len(TEXTS))
+            assert _search(http, scope_id, refused) == []  # lexically: no text says "vehicle"
+            asked = endpoint.queries()
+            assert _search(http, scope_id)[0] == TEXTS[0]  # the car, by its vector
+            assert endpoint.queries() == asked + 1
+            assert (fallbacks(http, "status"), fallbacks(http, "backoff")) == (1, 0)

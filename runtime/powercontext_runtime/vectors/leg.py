@@ -26,11 +26,14 @@ Vectors = npt.NDArray[np.float32]
 
 
 class EmbeddingFailed(PowerContextError):
-    """The endpoint was slow, down or answered something unusable; `reason` names which."""
+    """The endpoint was slow, down or answered something unusable; `reason` names which.
+    `refused`: it answered, refusing this input only (a 400-like status): it is up, and a query's
+    failure is no reason to stop asking it for others."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, *, refused: bool = False) -> None:
         super().__init__(f"embedding failed: {reason}")
         self.reason = reason
+        self.refused = refused
 
 
 # texts, deadline in seconds -> one float32 row per text; raises EmbeddingFailed.

@@ -42,7 +42,10 @@ class VectorRecall:
         try:
             found = self.leg.vectors([text], self.leg.query_timeout_s)[0]
         except EmbeddingFailed as exc:
-            self._backoff.failed(attempt)
+            if exc.refused:  # the endpoint answered: only this query goes without the leg
+                self._backoff.succeeded()
+            else:
+                self._backoff.failed(attempt)
             self.leg.on_fallback(exc.reason)
             return None
         except BaseException:  # not the endpoint's doing, but a probe must not stay in flight
