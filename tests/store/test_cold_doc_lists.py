@@ -17,7 +17,7 @@ import pytest
 
 from powercontext_runtime import backend_for
 from powercontext_runtime.models import MemoryCitation, Scope
-from powercontext_runtime.search import IndexMerger, _doclists
+from powercontext_runtime.search import IndexMerger, _doclists, _limits
 from powercontext_runtime.search._postings import unpack_postings
 from powercontext_runtime.store import backends, memory, scopes
 from powercontext_runtime.store.backends import Backend
@@ -141,6 +141,30 @@ def test_lists_kept_through_churn_equal_the_documents_table(
     cold = SqlStore(db)
     cold_ranked = ranked(cold, QUERIES)
     assert not [sql for sql in statements if "search_docs" in sql]
+    query(db, "DELETE FROM search_doc_lists")
+    assert ranked(SqlStore(db), QUERIES) == cold_ranked
+
+
+def test_the_log_keeps_what_a_list_is_brought_up_to_date_from(
+    db: Backend, statements: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """However far a list falls behind (the merger thread came to it late), the log rows after it
+    stay: bringing it up to date, and a fresh reader, replay them instead of reading every
+    document again."""
+    monkeypatch.setattr(_limits, "LOG_RETAIN", 8)
+    monkeypatch.setattr(_limits, "PRUNE_EVERY", 4)
+    store, _ = written(db, 7, 4)
+    store.merge_index()  # lists the 24 documents
+    listed = query(db, "SELECT MIN(generation) FROM search_doc_lists")[0][0]
+    for n in range(30):  # one generation each, past LOG_RETAIN several times; nobody relists
+        store.run(memory.remember, "s:1", f"heron {n} alpha", "fact", None)
+    store.close()
+    assert query(db, "SELECT MIN(generation) FROM search_doc_lists")[0][0] == listed
+    statements.clear()
+    cold = SqlStore(db)
+    cold_ranked = ranked(cold, QUERIES)
+    assert not [sql for sql in statements if "search_docs" in sql]
+    cold.close()
     query(db, "DELETE FROM search_doc_lists")
     assert ranked(SqlStore(db), QUERIES) == cold_ranked
 

@@ -156,15 +156,16 @@ def _chunks(docs: Docs, bases: Sequence[int]) -> dict[int, int | bytes]:
 
 
 def due(conn: Conn) -> list[tuple[int, str]]:
-    """The (Scope, family) pairs large enough for a list whose list is missing or LIST_EVERY
-    generations old."""
+    """The (Scope, family) pairs large enough for a list that have none, and those whose list is
+    LIST_EVERY generations old, however small they have become since (the log keeps every row
+    after a list, so a list must keep moving)."""
     return sorted(
         (int(k), str(f))
         for k, f in conn.execute(
             "SELECT s.scope_key, s.family FROM search_stats s LEFT JOIN"
             " (SELECT scope_key, family, MIN(generation) AS listed FROM search_doc_lists"
             "  GROUP BY scope_key, family) l ON l.scope_key = s.scope_key AND l.family = s.family"
-            " WHERE s.documents >= ? AND (l.listed IS NULL OR s.generation - l.listed >= ?)",
+            " WHERE (l.listed IS NULL AND s.documents >= ?) OR s.generation - l.listed >= ?",
             (LIST_DOCUMENTS, LIST_EVERY),
         )
     )

@@ -299,9 +299,14 @@ def _prune(conn: Conn, scope_key: int, family: str, generation: int) -> None:
 
 def _pruning(scope_key: int, family: str, generation: int) -> Statement:
     """Forget log rows older than LOG_RETAIN generations, but a deferred write's (its postings are
-    only there)."""
+    only there) and those newer than the family's document list (`_doclists.py`): the list is
+    brought up to date from them. Were they gone, bringing it up to date (and a fresh reader)
+    would read every document again, the relisting under the Scope's lock, each time the merger
+    thread came to it later than LOG_RETAIN generations."""
     return (
         "DELETE FROM search_log WHERE scope_key = ? AND family = ? AND generation <= ? AND generation NOT IN"
-        " (SELECT generation FROM search_pending WHERE scope_key = ? AND family = ?)",
-        [(scope_key, family, generation - _limits.LOG_RETAIN, scope_key, family)],
+        " (SELECT generation FROM search_pending WHERE scope_key = ? AND family = ?)"
+        " AND NOT EXISTS (SELECT 1 FROM search_doc_lists d WHERE d.scope_key = ? AND d.family = ?"
+        " AND d.generation < search_log.generation)",
+        [(scope_key, family, generation - _limits.LOG_RETAIN, scope_key, family, scope_key, family)],
     )
