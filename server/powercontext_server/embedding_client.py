@@ -1,14 +1,17 @@
 """The client of an OpenAI-compatible embeddings endpoint (`POST {url}/embeddings`), as the
 Runtime's `Embed` function: texts in, one float32 row per text out, or `EmbeddingFailed` naming
-why (timeout, down, status, invalid). Each call has its own deadline; nothing is retried here (the
-query falls back to lexical recall, the background embedder tries again later, and both back off
-from an endpoint that keeps failing: the Runtime's `vectors/backoff.py`)."""
+why (timeout, down, status, invalid). Each call has its own deadline, which bounds the whole call;
+nothing is retried here (the query falls back to lexical recall, the background embedder tries
+again later, and both back off from an endpoint that keeps failing: the Runtime's
+`vectors/backoff.py`)."""
 
 from __future__ import annotations
 
 import json
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 import httpx
@@ -24,6 +27,9 @@ BATCH_TIMEOUT_S = 60.0
 # Statuses that refuse one request's input (too long, malformed) from an endpoint that is up; any
 # other (401, 404, 429, 5xx...) would fail every call alike, and the leg backs off from it.
 REFUSALS = frozenset({400, 413, 422})
+# Calls in flight at once: a query's, the background embedder's, and some given up on that have yet
+# to reach their own timeouts (while the endpoint fails, the leg backs off and sends few).
+CALLS_AT_ONCE = 8
 
 
 class EmbeddingClient:
@@ -31,42 +37,37 @@ class EmbeddingClient:
         headers = {"Authorization": f"Bearer {settings.token}"} if settings.token else {}
         self._settings = settings
         self._http = httpx.Client(base_url=settings.url, headers=headers, trust_env=False)
+        # Calls run here so that the caller waits no longer than its deadline whatever the endpoint
+        # does: httpx bounds each phase (connect, send, each read) on its own, so a slow connect
+        # followed by a slow answer, or an answer sent a little at a time, could hold a prepare for
+        # several times the deadline. A call given up on ends by httpx's own timeouts.
+        self._calls = ThreadPoolExecutor(CALLS_AT_ONCE, thread_name_prefix="powercontext-embedding")
 
     def embed(self, texts: Sequence[str], timeout_s: float) -> np.ndarray[Any, np.dtype[np.float32]]:
-        """The texts' vectors, the whole call within `timeout_s` (up to one read's wait past it)."""
-        body = {"model": self._settings.model, "input": list(texts)}
-        deadline = time.monotonic() + timeout_s
+        """The texts' vectors, or `EmbeddingFailed`, within `timeout_s` from the call."""
+        call = self._calls.submit(self._post, list(texts), timeout_s)
         try:
-            with self._http.stream("POST", "/embeddings", json=body, timeout=timeout_s) as response:
-                if response.status_code != 200:
-                    raise EmbeddingFailed("status", refused=response.status_code in REFUSALS)
-                content = _read_by(response, deadline)
+            content = call.result(timeout=timeout_s)
+        except FutureTimeout as exc:
+            call.cancel()  # not started yet (every thread busy): it never will be
+            raise EmbeddingFailed("timeout") from exc
+        return _vectors(content, len(texts))
+
+    def _post(self, texts: list[str], timeout_s: float) -> bytes:
+        body = {"model": self._settings.model, "input": texts}
+        try:
+            response = self._http.post("/embeddings", json=body, timeout=timeout_s)
         except httpx.TimeoutException as exc:
             raise EmbeddingFailed("timeout") from exc
         except httpx.HTTPError as exc:
             raise EmbeddingFailed("unavailable") from exc
-        return _vectors(content, len(texts))
+        if response.status_code != 200:
+            raise EmbeddingFailed("status", refused=response.status_code in REFUSALS)
+        return response.content
 
     def close(self) -> None:
+        self._calls.shutdown(wait=False, cancel_futures=True)
         self._http.close()
-
-
-def _read_by(response: httpx.Response, deadline: float) -> bytes:
-    """The answer's body, read by `deadline` (on the monotonic clock) or `EmbeddingFailed`.
-
-    httpx's timeout bounds each read, not the call: an endpoint that sends its answer a little
-    at a time would hold a prepare for as long as it kept sending. So each read may wait only
-    what is left (httpcore takes a read's timeout from the request's `timeout` extension at every
-    read), and a body not whole by the deadline is a timeout."""
-    timeouts = response.request.extensions["timeout"]
-    pieces = []
-    for piece in response.iter_bytes():
-        pieces.append(piece)
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise EmbeddingFailed("timeout")
-        timeouts["read"] = left
-    return b"".join(pieces)
 
 
 def _vectors(content: bytes, count: int) -> np.ndarray[Any, np.dtype[np.float32]]:

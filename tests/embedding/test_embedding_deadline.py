@@ -1,6 +1,6 @@
-"""The query's embedding call keeps its deadline as a whole (issue 32, item 4): an endpoint that
-sends its answer a little at a time, each piece well within the deadline, used to hold the call
-for as long as it kept sending, since httpx's timeout bounds each read, not the call."""
+"""The query's embedding call keeps its deadline as a whole (issue 32, item 4): httpx's timeout
+bounds each phase of a call (connect, send, each read), not the call, so an endpoint that sends
+its answer a little at a time, each piece within the deadline, held the call past it."""
 
 from __future__ import annotations
 
@@ -22,9 +22,9 @@ ANSWER = json.dumps({"data": [{"index": 0, "embedding": [0.5] * DIMENSIONS}]}).e
 
 
 @contextmanager
-def endpoint(pause_s: float) -> Iterator[str]:
+def endpoint(pause_s: float, sent: list[int] | None = None) -> Iterator[str]:
     """An embeddings endpoint that sends its whole answer's headers at once, then its body a
-    byte at a time, `pause_s` apart."""
+    byte at a time, `pause_s` apart, counting in `sent` the bytes it has sent."""
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -40,6 +40,8 @@ def endpoint(pause_s: float) -> Iterator[str]:
                 for byte in ANSWER:
                     self.wfile.write(bytes([byte]))
                     self.wfile.flush()
+                    if sent is not None:
+                        sent.append(byte)
                     time.sleep(pause_s)
             except OSError:
                 pass  # the client gave up
@@ -72,6 +74,22 @@ def test_an_answer_sent_a_byte_at_a_time_past_the_deadline_is_a_timeout() -> Non
         finally:
             embedding.close()
     assert failed.value.reason == "timeout"
+
+
+def test_the_call_ends_at_its_deadline_not_at_the_next_piece_after_it() -> None:
+    # Pieces 0.9 s apart, each within the 1 s a read may wait: the call must end at 1 s, while the
+    # endpoint has sent two bytes, not when the third arrives at 1.8 s.
+    sent: list[int] = []
+    with endpoint(0.9, sent) as url:
+        embedding = client(url)
+        try:
+            with pytest.raises(EmbeddingFailed) as failed:
+                embedding.embed(["the parked car"], 1.0)
+            sent_by_then = len(sent)
+        finally:
+            embedding.close()
+    assert failed.value.reason == "timeout"
+    assert sent_by_then == 2
 
 
 def test_an_answer_sent_in_pieces_within_the_deadline_is_read_whole() -> None:

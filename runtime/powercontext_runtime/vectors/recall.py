@@ -39,19 +39,19 @@ class VectorRecall:
         if attempt is None:
             self.leg.on_fallback("backoff")
             return None
+        answered = False  # the endpoint answered: with the vector, or refusing this one text
         try:
             found = self.leg.vectors([text], self.leg.query_timeout_s)[0]
+            answered = True
         except EmbeddingFailed as exc:
-            if exc.refused:  # the endpoint answered: only this query goes without the leg
+            answered = exc.refused
+            self.leg.on_fallback(exc.reason)
+            return None
+        finally:  # whatever ends the call, a probe must not stay in flight
+            if answered:
                 self._backoff.succeeded()
             else:
                 self._backoff.failed(attempt)
-            self.leg.on_fallback(exc.reason)
-            return None
-        except BaseException:  # not the endpoint's doing, but a probe must not stay in flight
-            self._backoff.failed(attempt)
-            raise
-        self._backoff.succeeded()
         return unit(found)
 
     def fuse(
