@@ -72,7 +72,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("database", type=Path, help="a kept SQLite database; it is copied, never written")
     parser.add_argument("--writes", type=int, default=20)
-    parser.add_argument("--warm", type=int, default=64, help="prepares before the writes, cycling the 32 queries")
+    parser.add_argument(
+        "--warm", type=int, default=64, help="prepares before the writes, cycling the 32 queries"
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(dir=args.database.parent) as scratch:
         copy = Path(scratch) / args.database.name

@@ -52,10 +52,11 @@ RARE_TERMS = 1024
 # Changes kept for readers with older snapshots: far more than requests in flight can lag behind.
 HISTORY = 4096
 # A mirror maps keys to slots through a table spanning its smallest to largest key while that
-# span is at most this many times its documents (4 bytes a key in the span).
+# span is at most this many times its documents (4 bytes a key in the span and in its room).
 DENSE_SPAN = 4
-# A key table that must reach a new key grows by at least this factor, so appends cost O(1) each.
-DENSE_GROWTH = 1.5
+# A key table keeps room above its largest key for a quarter of its span more (and at least
+# 64), so the next keys fill it in place and a full one grows by a quarter: O(1) a key, amortised.
+DENSE_ROOM = 4
 
 # The last generation a `search_log` row takes, its doc_key, and the documents it added (None: it
 # removed doc_key).
@@ -289,7 +290,7 @@ class FamilyMirror:
         keys = self._keys[:count]
         low, span = int(keys[0]), int(keys[-1]) - int(keys[0]) + 1
         if span <= DENSE_SPAN * count:
-            table = np.full(span, -1, np.int32)
+            table = np.full(_dense_room(span), -1, np.int32)
             table[keys - low] = np.arange(count, dtype=np.int32)
             self._dense = (low, table)
         return self._dense
@@ -316,7 +317,7 @@ class FamilyMirror:
     @property
     def cost(self) -> int:
         """What this mirror holds, counted in postings (see MAX_POSTINGS): its terms, its
-        documents and its key table (4 bytes a key in its span, a quarter of a posting)."""
+        documents and its key table (4 bytes a key in its span and room, a quarter of a posting)."""
         table = 0 if self._dense is None else len(self._dense[1]) // 4
         return self.postings + DOC_COST * self._count + table
 
@@ -447,15 +448,20 @@ def _dense_with(
     dense: tuple[int, npt.NDArray[np.int32]], key: int, slot: int
 ) -> tuple[int, npt.NDArray[np.int32]] | None:
     """A key table with `key` (above every key in it) at `slot`, grown in place while there is room
-    and geometrically when there is not; None once its span passes DENSE_SPAN times the documents
+    and by a quarter when there is not; None once its span passes DENSE_SPAN times the documents
     (`slot + 1` of them), as `_dense_slots` would decide for a table made now."""
     low, table = dense
     at = key - low
     if at + 1 > DENSE_SPAN * (slot + 1):
         return None
     if at >= len(table):
-        grown = np.full(max(at + 1, int(len(table) * DENSE_GROWTH)), -1, np.int32)
+        grown = np.full(_dense_room(at + 1), -1, np.int32)
         grown[: len(table)] = table
         table = grown
     table[at] = slot
     return low, table
+
+
+def _dense_room(span: int) -> int:
+    """The length of a key table for keys spanning `span`, with room for the next ones."""
+    return span + max(64, span // DENSE_ROOM)
