@@ -55,8 +55,10 @@ HISTORY = 4096
 # span is at most this many times its documents (4 bytes a key in the span and in its room).
 DENSE_SPAN = 4
 # A key table keeps room above its largest key for a quarter of its span more (and at least
-# 64), so the next keys fill it in place and a full one grows by a quarter: O(1) a key, amortised.
+# DENSE_MIN_ROOM keys), so the next keys fill it in place and a full one grows by a quarter: O(1)
+# a key, amortised.
 DENSE_ROOM = 4
+DENSE_MIN_ROOM = 64
 
 # The last generation a `search_log` row takes, its doc_key, and the documents it added (None: it
 # removed doc_key).
@@ -464,4 +466,4 @@ def _dense_with(
 
 def _dense_room(span: int) -> int:
     """The length of a key table for keys spanning `span`, with room for the next ones."""
-    return span + max(64, span // DENSE_ROOM)
+    return span + max(DENSE_MIN_ROOM, span // DENSE_ROOM)
