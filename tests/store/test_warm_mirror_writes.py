@@ -11,27 +11,20 @@ from pathlib import Path
 
 import pytest
 
-from powercontext_runtime import backend_for
 from powercontext_runtime.models import MemoryCitation, Scope
-from powercontext_runtime.search import IndexMerger, SearchMirror
+from powercontext_runtime.search import SearchMirror
 from powercontext_runtime.search._mirror import FamilyMirror
 from powercontext_runtime.store import memory, scopes
 from powercontext_runtime.store.backends import Backend
 from powercontext_runtime.store.sql_store import SqlStore
-from tests.conftest import database_env
-from tests.store.writes import churn, ranked
-
-WORDS = ["alpha", "beta", "gamma", "delta", "heron", "记忆", "系统", "the", "a"]
-QUERIES = ["alpha beta", "the heron", "记忆系统", "gamma delta a", "zeta"]
+from tests.store.writes import QUERIES, WORDS, churn, quiet_database, ranked
 
 
 @pytest.fixture
 def db(
     request: pytest.FixtureRequest, backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Backend:
-    monkeypatch.setattr(IndexMerger, "nudge", lambda self: None)  # no merges behind the test's back
-    env = database_env(request, backend)
-    return backend_for(env.get("POWERCONTEXT_SERVER_DATABASE_URL", f"sqlite:///{tmp_path / 'db.sqlite3'}"))
+    return quiet_database(request, backend, tmp_path, monkeypatch)
 
 
 def text(rng: random.Random) -> str:
