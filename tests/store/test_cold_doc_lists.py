@@ -15,18 +15,13 @@ from typing import cast
 
 import pytest
 
-from powercontext_runtime import backend_for
 from powercontext_runtime.models import MemoryCitation, Scope
-from powercontext_runtime.search import IndexMerger, _doclists, _limits
+from powercontext_runtime.search import _doclists, _limits
 from powercontext_runtime.search._postings import unpack_postings
 from powercontext_runtime.store import backends, memory, scopes
 from powercontext_runtime.store.backends import Backend
 from powercontext_runtime.store.sql_store import SqlStore
-from tests.conftest import database_env
-from tests.store.writes import churn, ranked
-
-WORDS = ["alpha", "beta", "gamma", "delta", "heron", "记忆", "系统", "the", "a"]
-QUERIES = ["alpha beta", "the heron", "记忆系统", "gamma delta a", "zeta"]
+from tests.store.writes import QUERIES, WORDS, churn, quiet_database, ranked
 
 
 @pytest.fixture
@@ -38,9 +33,7 @@ def db(
     monkeypatch.setattr(_doclists, "LIST_DOCUMENTS", 16)
     monkeypatch.setattr(_doclists, "LIST_CHUNK", 8)
     monkeypatch.setattr(_doclists, "LIST_EVERY", 12)
-    monkeypatch.setattr(IndexMerger, "nudge", lambda self: None)
-    env = database_env(request, backend)
-    return backend_for(env.get("POWERCONTEXT_SERVER_DATABASE_URL", f"sqlite:///{tmp_path / 'db.sqlite3'}"))
+    return quiet_database(request, backend, tmp_path, monkeypatch)
 
 
 @pytest.fixture

@@ -7,13 +7,30 @@ from __future__ import annotations
 import itertools
 import random
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
+from powercontext_runtime import backend_for
 from powercontext_runtime.models import MemoryCitation
-from powercontext_runtime.search import _limits, _merge, parse_query
+from powercontext_runtime.search import IndexMerger, _limits, _merge, parse_query
 from powercontext_runtime.store import memory
+from powercontext_runtime.store.backends import Backend
 from powercontext_runtime.store.sql_store import SqlStore
+from tests.conftest import database_env
+
+# A few words, English and Chinese, so that texts share terms and queries have common words.
+WORDS = ["alpha", "beta", "gamma", "delta", "heron", "记忆", "系统", "the", "a"]
+QUERIES = ["alpha beta", "the heron", "记忆系统", "gamma delta a", "zeta"]
+
+
+def quiet_database(
+    request: pytest.FixtureRequest, backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Backend:
+    """A fresh database on `backend` whose merger thread stays idle (a test merges when it means to)."""
+    monkeypatch.setattr(IndexMerger, "nudge", lambda self: None)
+    env = database_env(request, backend)
+    return backend_for(env.get("POWERCONTEXT_SERVER_DATABASE_URL", f"sqlite:///{tmp_path / 'db.sqlite3'}"))
 
 
 def churn(

@@ -23,8 +23,9 @@ import numpy.typing as npt
 
 from . import _log
 from ._conn import Conn
+from ._limits import MAX_KEY_OFFSET
 from ._mirror import LogRow
-from ._postings import _MAX_OFFSET, pack_postings, unpack_postings
+from ._postings import pack_postings, unpack_postings
 
 # Documents per list row: 128 KiB packed, no larger than a common term's row in a run, so a
 # statement stays well within OceanBase's packet; a million documents are 62 rows.
@@ -147,7 +148,7 @@ def _chunks(docs: Docs, bases: Sequence[int]) -> dict[int, int | bytes]:
     for start, end in pairwise(bounds):
         while start < end:
             stop = min(
-                end, start + LIST_CHUNK, int(np.searchsorted(keys, keys[start] + _MAX_OFFSET, "right"))
+                end, start + LIST_CHUNK, int(np.searchsorted(keys, keys[start] + MAX_KEY_OFFSET, "right"))
             )
             base = int(keys[start])
             out[base] = pack_postings(base, keys[start:stop], docs[start:stop, 1])

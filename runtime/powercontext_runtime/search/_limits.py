@@ -15,3 +15,7 @@ MERGE_DOCUMENTS = 4096
 RUN_FANOUT = 8
 # Prune the log every PRUNE_EVERY generations (a write that crosses a multiple prunes).
 PRUNE_EVERY = 256
+# A postings row stores each document's key less its segment's (the smallest) as a uint32, so no
+# key may lie further than this above its segment's (`_postings.py`, and `_doclists.py`, which cuts
+# document lists to fit).
+MAX_KEY_OFFSET = 2**32 - 1

@@ -41,7 +41,7 @@ _MIN_DEAD_FOR_REBUILD = 1024
 # the TermPostings tuple, two array objects and their blocks, about 500 bytes (bench/memory.py).
 TERM_COST = 32
 # What a document costs, counted as postings: its key, length, norm and flag in arrays of up to
-# twice the count, and its `_slot_of` entry.
+# twice the count, and its entry in the key map once keys stop ascending.
 DOC_COST = 8
 # A term with fewer postings (or none: a word no entry holds) is cheap to read again. A mirror
 # keeps at most RARE_TERMS of them, the least recently queried going first: a stream of new rare
@@ -52,8 +52,13 @@ RARE_TERMS = 1024
 # Changes kept for readers with older snapshots: far more than requests in flight can lag behind.
 HISTORY = 4096
 # A mirror maps keys to slots through a table spanning its smallest to largest key while that
-# span is at most this many times its documents (4 bytes a key in the span).
+# span is at most this many times its documents (4 bytes a key in the span and in its room).
 DENSE_SPAN = 4
+# A key table keeps room above its largest key for a quarter of its span more (and at least
+# DENSE_MIN_ROOM keys), so the next keys fill it in place and a full one grows by a quarter: O(1)
+# a key, amortised.
+DENSE_ROOM = 4
+DENSE_MIN_ROOM = 64
 
 # The last generation a `search_log` row takes, its doc_key, and the documents it added (None: it
 # removed doc_key).
@@ -80,14 +85,15 @@ class FamilyMirror:
             self._lengths[:count] = docs[:, 1]
             self._alive[:count] = True
         self._count = count
-        # Slot by key, made when first needed: a cold read maps keys to slots by binary search
-        # while they ascend with the slots (as the table gives them, and as new documents come).
+        # Slot by key, made only once keys stop ascending with the slots: until then (as the table
+        # gives them, and as new documents come) a key's slot is found in `_dense` or by binary
+        # search, and a million-entry dict is never built.
         self._slot_map: dict[int, int] | None = None
         self._ascending = bool((docs[1:, 0] > docs[:-1, 0]).all())
-        # Slot by key minus the smallest, for ascending keys close together (`_dense_slots`), as of
-        # `_dense_count` documents.
+        # Slot by key minus the smallest, for ascending keys close together (`_dense_slots`), with
+        # room above the largest key for the next ones (-1: no document). Every entry is a slot
+        # below `_count`: one is written only as its document is added.
         self._dense: tuple[int, npt.NDArray[np.int32]] | None = None
-        self._dense_count = -1
         self._terms: dict[str, TermPostings] = {}
         # The generation each term's postings were read at: they lack documents removed before it.
         self._term_since: dict[str, int] = {}
@@ -140,13 +146,36 @@ class FamilyMirror:
         if not keys:
             return alive
         mask = (self._alive[: self._count] if alive is None else alive).copy()
-        for key in keys:
-            slot = self._slot_of().get(key)
-            if slot is not None:
-                mask[slot] = False
+        slots = self._slots_of(np.fromiter(keys, np.int64, len(keys)), self._dense)
+        mask[slots[slots >= 0]] = False
         return mask
 
-    def _slot_of(self) -> dict[int, int]:
+    def _slots_of(
+        self, keys: npt.NDArray[np.int64], dense: tuple[int, npt.NDArray[np.int32]] | None
+    ) -> npt.NDArray[np.int64]:
+        """Each key's slot (-1: not in this mirror): by the key table `dense` or by binary search
+        while keys ascend with slots, by the key map once they do not."""
+        count = self._count
+        found = np.full(len(keys), -1, np.int64)
+        if count == 0 or len(keys) == 0:
+            return found
+        if not self._ascending:
+            slot_of = self._slot_map_made()
+            return np.fromiter((slot_of.get(key, -1) for key in keys.tolist()), np.int64, len(keys))
+        if dense is not None:
+            low, table = dense
+            at = keys - low
+            inside = (at >= 0) & (at < len(table))
+            found[inside] = table[at[inside]]
+            return found
+        at = np.searchsorted(self._keys[:count], keys)
+        inside = np.minimum(at, count - 1)
+        known = (at < count) & (self._keys[inside] == keys)
+        found[known] = inside[known]
+        return found
+
+    def _slot_map_made(self) -> dict[int, int]:
+        # A key that came back after removal is in two slots: the later (its new document) wins.
         if self._slot_map is None:
             self._slot_map = dict(zip(self._keys[: self._count].tolist(), range(self._count), strict=True))
         return self._slot_map
@@ -165,7 +194,11 @@ class FamilyMirror:
             self._alive = np.resize(self._alive, grown)
         if slot and key <= self._keys[slot - 1]:
             self._ascending = False
-        self._slot_of()[key] = slot
+            self._dense = None  # only ascending keys are looked up in it
+        elif self._dense is not None:
+            self._dense = _dense_with(self._dense, key, slot)
+        if self._slot_map is not None:
+            self._slot_map[key] = slot
         self._keys[slot] = key
         self._lengths[slot] = length
         self._alive[slot] = True
@@ -179,8 +212,8 @@ class FamilyMirror:
         for last, key, logged in rows:
             self.generation = last
             if logged is None:
-                slot = self._slot_of().get(key)
-                if slot is not None and self._alive[slot]:
+                slot = int(self._slots_of(np.array([key], np.int64), self._dense)[0])
+                if slot >= 0 and self._alive[slot]:
                     self._alive[slot] = False
                     self._dead += 1
                     self._record(last, slot, False)
@@ -205,12 +238,15 @@ class FamilyMirror:
         this mirror holds, their postings."""
         count = len(logged.doc_keys)
         slots = np.full(count, -1, np.int32)  # -1: already mirrored, its postings are here
-        slot_of = self._slot_of()
+        # Looked up before any is added: a write's keys are distinct, so adding one cannot change
+        # what another finds.
+        known = self._slots_of(logged.doc_keys.astype(np.int64), self._dense)
+        mirrored = known >= 0
+        mirrored[mirrored] = self._alive[known[mirrored]]
         for index, (key, length) in enumerate(
             zip(logged.doc_keys.tolist(), logged.lengths.tolist(), strict=True)
         ):
-            known = slot_of.get(key)
-            if known is not None and self._alive[known]:
+            if mirrored[index]:
                 continue
             # A removed document's key may come back: SQLite reuses the highest key once its row
             # is erased. It is a new document in a new slot; the old slot stays dead.
@@ -234,26 +270,10 @@ class FamilyMirror:
     def postings_of(self, keys: npt.NDArray[np.int64], frequencies: npt.NDArray[np.int64]) -> TermPostings:
         """A term's postings from its documents' keys and term frequencies, in slot order (pruned
         ranking looks documents up in them); documents this mirror does not know are skipped."""
-        count = self._count
-        dense = self._dense_slots() if self._ascending and count else None
-        if dense is not None:
-            low, table = dense
-            at = keys - low
-            inside = (at >= 0) & (at < len(table))
-            found = np.full(len(keys), -1, np.int32)
-            found[inside] = table[at[inside]]
-            known = found >= 0
-            slots = found[known]
-        elif self._ascending and count:
-            at = np.searchsorted(self._keys[:count], keys)
-            inside = np.minimum(at, count - 1)
-            known = (at < count) & (self._keys[inside] == keys)
-            slots = inside[known].astype(np.int32)
-        else:
-            slot_of = self._slot_of()
-            found = np.fromiter((slot_of.get(key, -1) for key in keys.tolist()), np.int64, len(keys))
-            known = found >= 0
-            slots = found[known].astype(np.int32)
+        dense = self._dense_slots() if self._ascending and self._count else None
+        found = self._slots_of(keys, dense)
+        known = found >= 0
+        slots = found[known].astype(np.int32)
         tfs = frequencies[known].astype(np.float32)
         if len(slots) > 1 and not bool((slots[1:] > slots[:-1]).all()):
             ascending = np.argsort(slots, kind="stable")
@@ -264,16 +284,15 @@ class FamilyMirror:
         """The slot of every key from the smallest up (-1: no document), while the keys ascend
         and lie close together (a Scope's entries usually do): a common term's hundreds of
         thousands of keys map to slots by one gather instead of a binary search each, the cold
-        read's largest cost at a million documents. None when they are spread too thinly."""
-        count = self._count
-        if self._dense is not None and self._dense_count == count:
+        read's largest cost at a million documents. None when they are spread too thinly.
+        Made once: documents added later extend it (`_add_document`)."""
+        if self._dense is not None:
             return self._dense
+        count = self._count
         keys = self._keys[:count]
         low, span = int(keys[0]), int(keys[-1]) - int(keys[0]) + 1
-        self._dense_count = count
-        self._dense = None
         if span <= DENSE_SPAN * count:
-            table = np.full(span, -1, np.int32)
+            table = np.full(_dense_room(span), -1, np.int32)
             table[keys - low] = np.arange(count, dtype=np.int32)
             self._dense = (low, table)
         return self._dense
@@ -300,7 +319,7 @@ class FamilyMirror:
     @property
     def cost(self) -> int:
         """What this mirror holds, counted in postings (see MAX_POSTINGS): its terms, its
-        documents and its key table (4 bytes a key in its span, a quarter of a posting)."""
+        documents and its key table (4 bytes a key in its span and room, a quarter of a posting)."""
         table = 0 if self._dense is None else len(self._dense[1]) // 4
         return self.postings + DOC_COST * self._count + table
 
@@ -425,3 +444,26 @@ class SearchMirror:
 
     def clear(self) -> None:
         self._mirrors.clear()
+
+
+def _dense_with(
+    dense: tuple[int, npt.NDArray[np.int32]], key: int, slot: int
+) -> tuple[int, npt.NDArray[np.int32]] | None:
+    """A key table with `key` (above every key in it) at `slot`, grown in place while there is room
+    and by a quarter when there is not; None once its span passes DENSE_SPAN times the documents
+    (`slot + 1` of them), as `_dense_slots` would decide for a table made now."""
+    low, table = dense
+    at = key - low
+    if at + 1 > DENSE_SPAN * (slot + 1):
+        return None
+    if at >= len(table):
+        grown = np.full(_dense_room(at + 1), -1, np.int32)
+        grown[: len(table)] = table
+        table = grown
+    table[at] = slot
+    return low, table
+
+
+def _dense_room(span: int) -> int:
+    """The length of a key table for keys spanning `span`, with room for the next ones."""
+    return span + max(DENSE_MIN_ROOM, span // DENSE_ROOM)

@@ -20,7 +20,8 @@ from typing import cast
 import numpy as np
 import numpy.typing as npt
 
-_MAX_OFFSET = 2**32 - 1
+from ._limits import MAX_KEY_OFFSET
+
 _SINGLE_ROW = struct.Struct("<iI")  # a single posting as a blob: its tf, offset 0
 
 
@@ -61,7 +62,7 @@ def single_posting(packed: int | bytes) -> bool:
 
 def _offsets(segment: int, doc_keys: Sequence[int] | npt.NDArray[np.int64]) -> bytes:
     offsets = np.asarray(doc_keys, np.int64) - segment
-    if len(offsets) and offsets.max() > _MAX_OFFSET:  # the segment is the smallest key: none is below
+    if len(offsets) and offsets.max() > MAX_KEY_OFFSET:  # the segment is the smallest key: none is below
         raise ValueError("document keys too far apart for one index segment")
     return offsets.astype("<u4").tobytes()
 
