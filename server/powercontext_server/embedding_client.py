@@ -8,9 +8,10 @@ again later, and both back off from an endpoint that keeps failing: the Runtime'
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
@@ -27,9 +28,6 @@ BATCH_TIMEOUT_S = 60.0
 # Statuses that refuse one request's input (too long, malformed) from an endpoint that is up; any
 # other (401, 404, 429, 5xx...) would fail every call alike, and the leg backs off from it.
 REFUSALS = frozenset({400, 413, 422})
-# Calls in flight at once: a query's, the background embedder's, and some given up on that have yet
-# to reach their own timeouts (while the endpoint fails, the leg backs off and sends few).
-CALLS_AT_ONCE = 8
 
 
 class EmbeddingClient:
@@ -37,21 +35,10 @@ class EmbeddingClient:
         headers = {"Authorization": f"Bearer {settings.token}"} if settings.token else {}
         self._settings = settings
         self._http = httpx.Client(base_url=settings.url, headers=headers, trust_env=False)
-        # Calls run here so that the caller waits no longer than its deadline whatever the endpoint
-        # does: httpx bounds each phase (connect, send, each read) on its own, so a slow connect
-        # followed by a slow answer, or an answer sent a little at a time, could hold a prepare for
-        # several times the deadline. A call given up on ends by httpx's own timeouts.
-        self._calls = ThreadPoolExecutor(CALLS_AT_ONCE, thread_name_prefix="powercontext-embedding")
 
     def embed(self, texts: Sequence[str], timeout_s: float) -> np.ndarray[Any, np.dtype[np.float32]]:
         """The texts' vectors, or `EmbeddingFailed`, within `timeout_s` from the call."""
-        call = self._calls.submit(self._post, list(texts), timeout_s)
-        try:
-            content = call.result(timeout=timeout_s)
-        except FutureTimeout as exc:
-            call.cancel()  # not started yet (every thread busy): it never will be
-            raise EmbeddingFailed("timeout") from exc
-        return _vectors(content, len(texts))
+        return _vectors(_in_time(lambda: self._post(list(texts), timeout_s), timeout_s), len(texts))
 
     def _post(self, texts: list[str], timeout_s: float) -> bytes:
         body = {"model": self._settings.model, "input": texts}
@@ -66,8 +53,29 @@ class EmbeddingClient:
         return response.content
 
     def close(self) -> None:
-        self._calls.shutdown(wait=False, cancel_futures=True)
         self._http.close()
+
+
+def _in_time(call: Callable[[], bytes], timeout_s: float) -> bytes:
+    """`call()` on a thread of its own, waited for `timeout_s` at most, else a timeout.
+
+    httpx bounds each phase of a call (connect, send, each read) on its own, so a slow connect
+    followed by a slow answer, or an answer sent a little at a time, could hold a prepare for
+    several times its deadline. A call given up on ends by those timeouts; its daemon thread
+    (some 50 us to start) holds up neither the caller nor the process's exit."""
+    done: Future[bytes] = Future()
+
+    def run() -> None:
+        try:
+            done.set_result(call())
+        except BaseException as exc:  # handed to the caller, who re-raises it
+            done.set_exception(exc)
+
+    threading.Thread(target=run, name="powercontext-embedding", daemon=True).start()
+    try:
+        return done.result(timeout=timeout_s)
+    except FutureTimeout as exc:
+        raise EmbeddingFailed("timeout") from exc
 
 
 def _vectors(content: bytes, count: int) -> np.ndarray[Any, np.dtype[np.float32]]:
