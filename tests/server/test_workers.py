@@ -68,18 +68,23 @@ def two_workers(request: pytest.FixtureRequest, backend: str, tmp_path: Path) ->
 
 
 def test_every_remember_is_recalled_by_the_next_prepare_on_any_worker(two_workers: str) -> None:
-    with httpx.Client(base_url=two_workers, timeout=30) as writer:
+    # The reader keeps no connection alive: each prepare comes on a new one, and the kernel spreads
+    # new connections over both workers (one client, as a new client per request costs 50 ms).
+    no_keepalive = httpx.Limits(max_keepalive_connections=0)
+    with (
+        httpx.Client(base_url=two_workers, timeout=30) as writer,
+        httpx.Client(base_url=two_workers, timeout=30, limits=no_keepalive) as reader,
+    ):
         assert writer.post("/v1/scopes", json={"scope_id": "w:main"}).status_code == 201
         for i in range(25):
             text = f"heron sighting number marker{i} near the old mill"
             assert writer.post(
                 "/v1/memory/remember", json={"scope_id": "w:main", "text": text}
             ).status_code in (200, 201)
-            for _ in range(3):  # new connections: the kernel spreads them over both workers
-                with httpx.Client(base_url=two_workers, timeout=30) as reader:
-                    response = reader.post(
-                        "/v1/context/prepare",
-                        json={"scope_id": "w:main", "query": f"marker{i} heron", "assembly": {}},
-                    )
+            for _ in range(3):
+                response = reader.post(
+                    "/v1/context/prepare",
+                    json={"scope_id": "w:main", "query": f"marker{i} heron", "assembly": {}},
+                )
                 assert response.status_code == 200, response.text
                 assert text in response.json()["content"]
