@@ -24,6 +24,9 @@ from powercontext_server.settings import HttpSettings
 
 # The public-path suite runs once per backend: the embedded default and OceanBase (seekdb).
 BACKENDS = ("sqlite", "oceanbase")
+# An httpx client with these limits sends each request on a new connection (where a test wants the
+# kernel to spread requests over worker processes), without the 50 ms of building a client for each.
+NO_KEEPALIVE = httpx.Limits(max_keepalive_connections=0)
 
 
 def settings_for(data_dir: Path, **env: str) -> Settings:

@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import database_env
+from tests.conftest import NO_KEEPALIVE, database_env
 
 POWERCONTEXT = Path(sys.executable).with_name("powercontext")
 
@@ -68,12 +68,10 @@ def two_workers(request: pytest.FixtureRequest, backend: str, tmp_path: Path) ->
 
 
 def test_every_remember_is_recalled_by_the_next_prepare_on_any_worker(two_workers: str) -> None:
-    # The reader keeps no connection alive: each prepare comes on a new one, and the kernel spreads
-    # new connections over both workers (one client, as a new client per request costs 50 ms).
-    no_keepalive = httpx.Limits(max_keepalive_connections=0)
+    # Each prepare comes on a new connection: the kernel spreads them over both workers.
     with (
         httpx.Client(base_url=two_workers, timeout=30) as writer,
-        httpx.Client(base_url=two_workers, timeout=30, limits=no_keepalive) as reader,
+        httpx.Client(base_url=two_workers, timeout=30, limits=NO_KEEPALIVE) as reader,
     ):
         assert writer.post("/v1/scopes", json={"scope_id": "w:main"}).status_code == 201
         for i in range(25):
