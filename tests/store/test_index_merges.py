@@ -107,8 +107,8 @@ def test_merging_runs_of_cjk_text_holds_a_bounded_chunk_at_a_time(
     cjk_runs: SqlStore, store_backend: Backend
 ) -> None:
     """Eight runs of 128 short CJK texts hold some 94,000 rows, nearly six chunks; reading them all
-    at once takes over 37 MiB (and over 100 MiB for texts four times as long), a chunk of
-    CHUNK_ROWS rows under 9 MiB, whatever the runs' size. The corpus stays small because merging
+    at once takes over 37 MiB (and over 100 MiB for texts four times as long), a merge in chunks of
+    CHUNK_ROWS rows 7 to 9 MiB, whatever the runs' size. The corpus stays small because merging
     it under tracemalloc is slow (some 30 s on OceanBase at four times the size)."""
     assert counts(store_backend)["search_runs"] > 75_000
     probe = cjk_runs.search_memory(["s:1"], parse_query(cjk(random.Random(37), 50)[:2]), 5)
