@@ -7,6 +7,7 @@ test, created through the API).
 
 from __future__ import annotations
 
+import functools
 import socket
 import threading
 import uuid
@@ -18,16 +19,34 @@ import pytest
 import uvicorn
 
 from devtools.seekdb import SeekdbServer
-from powercontext_runtime import ScopedContextApplication, Settings, open_application
+from powercontext_runtime import ScopedContextApplication, Settings, backend_for, open_application
+from powercontext_runtime.store.sql_store import SqlStore
 from powercontext_server.settings import HttpSettings
 
 # The public-path suite runs once per backend: the embedded default and OceanBase (seekdb).
 BACKENDS = ("sqlite", "oceanbase")
+# An httpx client with these limits sends each request on a new connection (where a test wants the
+# kernel to spread requests over worker processes), without the 50 ms of building a client for each.
+NO_KEEPALIVE = httpx.Limits(max_keepalive_connections=0)
 
 
 def settings_for(data_dir: Path, **env: str) -> Settings:
     """Settings as the server reads them; SQLite under `data_dir` unless env names a database URL."""
     return Settings.from_env({"POWERCONTEXT_SERVER_DATA_DIR": str(data_dir), **env})
+
+
+@pytest.fixture(scope="session", autouse=True)
+def one_tls_context_per_setting() -> Iterator[None]:
+    """httpx builds a TLS context for every client, https or not: 35 ms of reading certifi's CA
+    bundle, paid by each client the tests, the in-process CLI and the client package build (a few
+    thousand, all on plain-HTTP loopback). In the test processes a context is built once per set
+    of arguments and shared, as one client shares it between its connections; subprocesses are
+    untouched."""
+    import httpx._transports.default as transports  # where HTTPTransport looks the builder up
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(transports, "create_ssl_context", functools.cache(transports.create_ssl_context))
+        yield
 
 
 @pytest.fixture(scope="session")
@@ -38,11 +57,23 @@ def seekdb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SeekdbServer]:
     server.stop()
 
 
+@pytest.fixture(scope="session")
+def migrated_oceanbase(seekdb: SeekdbServer) -> str:
+    """URL of a database on `seekdb` the runtime migrated and nothing wrote to since: the tests'
+    fresh OceanBase databases are copies of it (tests/store/test_migrated_copy.py checks they are
+    the same schema), as migrating each from empty took most of a second of seekdb's CPU."""
+    url = seekdb.new_database_url()
+    SqlStore(backend_for(url)).close()
+    return url
+
+
 def database_env(request: pytest.FixtureRequest, backend: str) -> dict[str, str]:
-    """Environment selecting a fresh, empty database on `backend`."""
+    """Environment selecting a fresh database on `backend`, empty but for a migrated schema on
+    OceanBase (SQLite's takes a few milliseconds to migrate, so it is left empty)."""
     if backend == "oceanbase":
         seekdb_server: SeekdbServer = request.getfixturevalue("seekdb")
-        return {"POWERCONTEXT_SERVER_DATABASE_URL": seekdb_server.new_database_url()}
+        template = request.getfixturevalue("migrated_oceanbase")
+        return {"POWERCONTEXT_SERVER_DATABASE_URL": seekdb_server.copy_database_url(template)}
     return {}
 
 

@@ -7,22 +7,24 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from devtools.server_process import ServerProcess
 from eval import run
 from eval.evidence import whole_entries
 from eval.locomo import load
 from powercontext_client import PowerContextClient
 
+from ..conftest import LiveServer, settings_for
 from .test_eval_smoke import SMOKE
 from .text_citations import whole_entries_in_text
 
 
 def test_the_receipt_and_the_text_carry_the_same_whole_entries(tmp_path: Path) -> None:
-    server = ServerProcess(f"sqlite:///{tmp_path / 'eval.sqlite3'}", tmp_path / "server.log")
+    # In process: what is compared is the answers' bytes, which a server process would send alike.
+    server = LiveServer(settings_for(tmp_path))
+    server.start()
     seen: Counter[tuple[str, bool]] = Counter()
     compared = 0
     try:
-        with PowerContextClient(f"http://127.0.0.1:{server.port}", timeout=60) as pc:
+        with PowerContextClient(server.base_url, timeout=60) as pc:
             for conversation in load(SMOKE):
                 turn_of = run.seed(pc, conversation)
                 scope_id = run.scope_of(conversation)

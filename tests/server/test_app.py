@@ -112,12 +112,15 @@ def test_the_contract_is_rendered_once_not_per_request(
         monkeypatch.undo()
         server.stop()
     assert renders == []
-    spec = yaml.safe_load(default_spec_path().read_text(encoding="utf-8"))
+    # libyaml's loader (the same data as yaml.safe_load's, in a tenth of the time of its
+    # pure-Python one: 0.7 s per 300 kB contract).
+    spec = yaml.load(default_spec_path().read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
     assert all(r.status_code == 200 for r in [*yamls, *jsons])
     assert all(r.headers["content-type"].startswith("text/yaml") for r in yamls)
     assert all(r.headers["content-type"] == "application/json" for r in jsons)
     served = jsons[0].json()
-    assert all(r.json() == served for r in jsons) and all(yaml.safe_load(r.content) == served for r in yamls)
+    assert all(r.json() == served for r in jsons)
+    assert all(yaml.load(r.content, Loader=yaml.CSafeLoader) == served for r in yamls)
     assert served["info"] == spec["info"] and served["paths"].keys() == spec["paths"].keys()
     assert "security" not in served  # access is disabled on this server
 

@@ -19,7 +19,7 @@ from powercontext_runtime import ConfigurationError, RetrievalUnavailable, Setti
 from powercontext_server.settings import HttpSettings
 
 from ..api.helpers import new_scope, remember
-from ..conftest import LiveServer
+from ..conftest import NO_KEEPALIVE, LiveServer
 
 
 def samples(http: httpx.Client) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -143,8 +143,10 @@ def test_metrics_add_up_across_worker_processes(tmp_path: Path) -> None:
     try:
 
         def hammer() -> None:
-            for _ in range(25):  # a new connection each time: the kernel spreads them over workers
-                assert httpx.get(base + "/health/live").status_code == 200
+            # A new connection each time: the kernel spreads them over workers.
+            with httpx.Client(base_url=base, limits=NO_KEEPALIVE) as http:
+                for _ in range(25):
+                    assert http.get("/health/live").status_code == 200
 
         threads = [threading.Thread(target=hammer) for _ in range(4)]
         for thread in threads:
@@ -152,8 +154,8 @@ def test_metrics_add_up_across_worker_processes(tmp_path: Path) -> None:
         for thread in threads:
             thread.join()
         counts = set()
-        for _ in range(6):
-            with httpx.Client(base_url=base) as http:
+        with httpx.Client(base_url=base, limits=NO_KEEPALIVE) as http:
+            for _ in range(6):
                 counts.add(
                     value(
                         samples(http),

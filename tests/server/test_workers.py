@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import database_env
+from tests.conftest import NO_KEEPALIVE, database_env
 
 POWERCONTEXT = Path(sys.executable).with_name("powercontext")
 
@@ -68,18 +68,21 @@ def two_workers(request: pytest.FixtureRequest, backend: str, tmp_path: Path) ->
 
 
 def test_every_remember_is_recalled_by_the_next_prepare_on_any_worker(two_workers: str) -> None:
-    with httpx.Client(base_url=two_workers, timeout=30) as writer:
+    # Each prepare comes on a new connection: the kernel spreads them over both workers.
+    with (
+        httpx.Client(base_url=two_workers, timeout=30) as writer,
+        httpx.Client(base_url=two_workers, timeout=30, limits=NO_KEEPALIVE) as reader,
+    ):
         assert writer.post("/v1/scopes", json={"scope_id": "w:main"}).status_code == 201
         for i in range(25):
             text = f"heron sighting number marker{i} near the old mill"
             assert writer.post(
                 "/v1/memory/remember", json={"scope_id": "w:main", "text": text}
             ).status_code in (200, 201)
-            for _ in range(3):  # new connections: the kernel spreads them over both workers
-                with httpx.Client(base_url=two_workers, timeout=30) as reader:
-                    response = reader.post(
-                        "/v1/context/prepare",
-                        json={"scope_id": "w:main", "query": f"marker{i} heron", "assembly": {}},
-                    )
+            for _ in range(3):
+                response = reader.post(
+                    "/v1/context/prepare",
+                    json={"scope_id": "w:main", "query": f"marker{i} heron", "assembly": {}},
+                )
                 assert response.status_code == 200, response.text
                 assert text in response.json()["content"]
