@@ -7,7 +7,6 @@ test, created through the API).
 
 from __future__ import annotations
 
-import functools
 import socket
 import threading
 import uuid
@@ -33,20 +32,6 @@ NO_KEEPALIVE = httpx.Limits(max_keepalive_connections=0)
 def settings_for(data_dir: Path, **env: str) -> Settings:
     """Settings as the server reads them; SQLite under `data_dir` unless env names a database URL."""
     return Settings.from_env({"POWERCONTEXT_SERVER_DATA_DIR": str(data_dir), **env})
-
-
-@pytest.fixture(scope="session", autouse=True)
-def one_tls_context_per_setting() -> Iterator[None]:
-    """httpx builds a TLS context for every client, https or not: 35 ms of reading certifi's CA
-    bundle, paid by each client the tests, the in-process CLI and the client package build (a few
-    thousand, all on plain-HTTP loopback). In the test processes a context is built once per set
-    of arguments and shared, as one client shares it between its connections; subprocesses are
-    untouched."""
-    import httpx._transports.default as transports  # where HTTPTransport looks the builder up
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(transports, "create_ssl_context", functools.cache(transports.create_ssl_context))
-        yield
 
 
 @pytest.fixture(scope="session")
