@@ -117,6 +117,7 @@ def assert_exact(mirror: FamilyMirror, family: Family) -> None:
     fresh = FamilyMirror(family.generation, [(family.keys[slot], family.lengths[slot]) for slot in live])
     for term in TERMS:
         fresh.install(term, postings_of(fresh, family, term))
+    assert mirror.frequencies(TERMS, {}) == fresh.frequencies(TERMS, {})
     average = sum(family.lengths[slot] for slot in live) / len(live)
     for terms in QUERIES:
         answers = []
@@ -219,6 +220,10 @@ def test_any_sequence_of_writes_ranks_as_a_fresh_mirror(
                 if not family.alive[family.slot(last)]:
                     add(mirror, family, [last])
             assert mirror._count == len(family.keys)
+            # Asked after every write, as reads between writes ask: the counts it keeps must follow.
+            assert mirror.frequencies(TERMS, {}) == {
+                term: sum(term in family.terms[slot] for slot in family.live()) for term in TERMS
+            }
         assert_exact(mirror, family)
 
 

@@ -107,7 +107,8 @@ class FamilyMirror:
         self._norms = np.zeros(0)
         # With each term's contributions, the largest (None: it cannot prune, see `_prune.py`).
         self._added: dict[str, tuple[float, npt.NDArray[np.float64], float | None]] = {}
-        # Document frequencies of loaded terms, counted over live documents until the next change.
+        # Document frequencies of loaded terms, counted over live documents; new documents add to
+        # them, a removed one clears them.
         self._frequencies: dict[str, int] = {}
         # The live slots in key order (neighbours are found in it), as of `_order_generation`.
         self._order: KeyOrder | None = None
@@ -208,7 +209,6 @@ class FamilyMirror:
     def replay(self, rows: Sequence[LogRow]) -> None:
         """Apply logged index changes after `generation`, in generation order."""
         appended: dict[str, list[tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]]] = {}
-        self._frequencies.clear()
         for last, key, logged in rows:
             self.generation = last
             if logged is None:
@@ -217,6 +217,7 @@ class FamilyMirror:
                     self._alive[slot] = False
                     self._dead += 1
                     self._record(last, slot, False)
+                    self._frequencies.clear()  # which terms it held is not known here
                 continue
             self._replay_added(last, logged, appended)
         for term, parts in appended.items():
@@ -226,7 +227,12 @@ class FamilyMirror:
                 np.concatenate([old.tfs, *(tfs for _, tfs in parts)]),
             )
             self._added.pop(term, None)  # its postings grew; `top` also resets all on a new count
-            self.postings += sum(len(slots) for slots, _ in parts)
+            grown = sum(len(slots) for slots, _ in parts)
+            self.postings += grown
+            if term in self._frequencies:
+                # Each new posting is a new live document (a key already mirrored adds none), so
+                # the count goes up by them rather than being taken again over every posting.
+                self._frequencies[term] += grown
 
     def _replay_added(
         self,
@@ -361,9 +367,9 @@ class FamilyMirror:
         generation, as reads between writes share it."""
         keys = self._keys[: self._count]
         if alive is not None:
-            return key_order(keys, alive)
+            return key_order(keys, alive, self._ascending)
         if self._order is None or self._order_generation != self.generation:
-            self._order = key_order(keys, self._alive[: self._count])
+            self._order = key_order(keys, self._alive[: self._count], self._ascending)
             self._order_generation = self.generation
         return self._order
 

@@ -46,16 +46,20 @@ class KeyOrder:
         return int(self.slots[at - 1]) if at > 0 else -1, after
 
 
-def key_order(keys: npt.NDArray[np.int64], alive: npt.NDArray[np.bool_]) -> KeyOrder:
-    """The live slots of `keys` in key order (found once per generation by the mirror)."""
-    live = np.flatnonzero(alive)
-    live_keys = keys[live]
-    ascending = bool((live_keys[1:] > live_keys[:-1]).all())
-    if live.size == len(keys) and ascending:
+def key_order(keys: npt.NDArray[np.int64], alive: npt.NDArray[np.bool_], ascending: bool = False) -> KeyOrder:
+    """The live slots of `keys` in key order (found once per generation by the mirror);
+    `ascending`: the caller knows every key is above the one before it, so nothing is checked."""
+    if ascending and bool(alive.all()):
         return KeyOrder(len(keys))
+    live = np.flatnonzero(alive)
+    if not ascending:
+        live_keys = keys[live]
+        ascending = bool((live_keys[1:] > live_keys[:-1]).all())
+        if ascending and live.size == len(keys):
+            return KeyOrder(len(keys))
     # Keys usually ascend with slots, dead ones or not: then the live slots are in key order as
     # they are, and sorting a million of them again after each write is a waste.
-    slots = live if ascending else live[np.argsort(live_keys, kind="stable")]
+    slots = live if ascending else live[np.argsort(keys[live], kind="stable")]
     positions = np.full(len(keys), -1, np.intp)
     positions[slots] = np.arange(slots.size)
     return KeyOrder(len(keys), slots, positions)
