@@ -113,17 +113,16 @@ class SeekdbServer:
         writes no others), as a POWERCONTEXT_SERVER_DATABASE_URL. It takes about two thirds of
         the time of migrating an empty database."""
         source = source_url.rsplit("/", 1)[1]
-        name = "pc_" + uuid.uuid4().hex[:12]
+        url = self.new_database_url()
+        name = url.rsplit("/", 1)[1]
         with self._connect() as conn, conn.cursor() as cursor:
             cursor.execute(
                 "SELECT table_name FROM information_schema.tables WHERE table_schema = %s", (source,)
             )
-            tables = [str(table) for (table,) in cursor.fetchall()]
-            cursor.execute(f"CREATE DATABASE {name}")
-            for table in tables:
+            for (table,) in cursor.fetchall():
                 cursor.execute(f"CREATE TABLE {name}.{table} LIKE {source}.{table}")
             cursor.execute(f"INSERT INTO {name}.schema_migrations SELECT * FROM {source}.schema_migrations")
-        return f"mysql+pymysql://root@127.0.0.1:{self.port}/{name}"
+        return url
 
     @property
     def running(self) -> bool:
