@@ -42,7 +42,7 @@ def test_writes_of_another_process_complete_while_a_merge_is_under_way(
     monkeypatch.setattr(_limits, "RUN_FANOUT", fanout + 1)  # the runs wait for the test
     for _ in range(fanout):
         merging.run(
-            memory.remember_batch, "s:merged", [(cjk(rng, 80), "fact", None) for _ in range(128)], None
+            memory.remember_batch, "s:merged", [(cjk(rng, 200), "fact", None) for _ in range(128)], None
         )
         merging.merge_index()
     monkeypatch.setattr(_limits, "RUN_FANOUT", fanout)
