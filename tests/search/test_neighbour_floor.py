@@ -1,0 +1,90 @@
+"""Ranking with Memory's neighbour rule in a large family (search/_bm25.py): the floor comes from
+runs of sampled documents, and when few documents score high enough to matter only they and the
+documents beside them are summed. The answer must still be exactly what scoring and sorting every
+document gives: the same keys, rounded scores and ties, dead documents never."""
+
+from __future__ import annotations
+
+from unittest import mock
+
+import numpy as np
+from hypothesis import given, settings
+
+from powercontext_runtime.search import _bm25
+from powercontext_runtime.search._bm25 import (
+    TermPostings,
+    contributions,
+    length_norms,
+    scored_documents,
+    term_gains,
+)
+
+from .test_pruned_ranking import Weighted, documents_of, reference, small_families
+
+
+def large_family(rng: np.random.Generator, shares: list[float]) -> tuple[np.ndarray, np.ndarray, Weighted]:
+    """Past the size where the sparse path starts: keys ascending or shuffled, some dead, one
+    term per share with real BM25 contributions or a few near-equal ones (near-ties)."""
+    count = int(rng.integers(_bm25._SPARSE_DOCUMENTS, 2 * _bm25._SPARSE_DOCUMENTS))
+    keys = np.sort(rng.choice(4 * count, count, replace=False)).astype(np.int64) + 1
+    if rng.random() < 0.3:
+        keys = rng.permutation(keys)
+    alive = rng.random(count) > float(rng.choice([0.0, 0.001, 0.2]))
+    norms = length_norms(rng.integers(1, 60, count).astype(np.float64), 20.0)
+    weighted: Weighted = []
+    for share in shares:
+        slots = np.flatnonzero(rng.random(count) < share).astype(np.int32)
+        postings = TermPostings(slots, rng.integers(1, 6, len(slots)).astype(np.float32))
+        if rng.random() < 0.25:
+            gains = rng.choice([1.0, 1.0 + 4e-10, 0.5, 2.0 - 3e-10], len(slots))
+            added = contributions(gains, float(rng.choice([0.4, 1.3])))
+        else:
+            weight = float(np.log(1.0 + (count - len(slots) + 0.5) / (len(slots) + 0.5)))
+            added = contributions(term_gains(postings, norms), weight)
+        weighted.append((postings, added))
+    return keys, alive, weighted
+
+
+def test_large_families_rank_as_scoring_every_document() -> None:
+    rng = np.random.default_rng(20261207)
+    queries = [
+        [0.5, 0.3, 0.2, 0.05],  # common words only: the usual query at a million
+        [0.6, 0.01, 0.0005],  # a rare word beside common ones
+        [0.0003],  # few matches: too few sampled for a floor
+        [0.9],  # one word nearly everywhere, scores alike: most documents matter
+        [0.4, 0.4, 0.4, 0.4, 0.4, 0.4],
+    ]
+    summed_everything = 0
+    for case in range(15):
+        keys, alive, weighted = large_family(rng, queries[case % len(queries)])
+        documents = documents_of(keys, alive, neighbours=True, all_alive_as_none=True)
+        limit = int(rng.choice([1, 3, 8, 16, 64]))
+        with mock.patch.object(_bm25, "_better_neighbour", wraps=_bm25._better_neighbour) as dense:
+            assert scored_documents(documents, weighted, limit) == reference(
+                keys, alive, weighted, limit, neighbours=True
+            ), case
+        summed_everything += dense.call_count
+    # Both ways were taken: near high scores only, and every document when most of them matter.
+    assert 0 < summed_everything < 15
+
+
+@settings(max_examples=400, deadline=None)  # no timing: the machine may be busy
+@given(family=small_families())
+def test_the_sparse_path_on_small_families_with_many_ties(
+    family: tuple[np.ndarray, np.ndarray, Weighted, int, bool],
+) -> None:
+    """The sparse path forced onto tiny families, with every other document sampled (in runs of
+    two), so its floor is close and documents below the cut but beside a high score matter; ties,
+    near-ties, family edges and dead neighbours are common here."""
+    keys, alive, weighted, limit, _ = family
+    documents = documents_of(keys, alive, neighbours=True, all_alive_as_none=False)
+    with (
+        mock.patch.object(_bm25, "_SPARSE_DOCUMENTS", 0),
+        mock.patch.object(_bm25, "_SPARSE_SHARE", 0),
+        mock.patch.object(_bm25, "_NEIGHBOUR_STRIDE", 2),
+        mock.patch.object(_bm25, "_RUN_SAMPLE", 2),
+        mock.patch.object(_bm25, "_SMALL_POSTINGS", 0),
+        mock.patch.object(_bm25, "_better_neighbour", side_effect=AssertionError("summed everything")),
+    ):
+        found = scored_documents(documents, weighted, limit)
+    assert found == reference(keys, alive, weighted, limit, neighbours=True)
