@@ -1,4 +1,5 @@
-"""The fast paths of fitting (bisected cuts, printable bodies, skipped candidates) change no byte."""
+"""The fast paths of fitting (bisected cuts, printable bodies, skipped candidates) change no byte,
+in the text format and the legacy JSON one."""
 
 from __future__ import annotations
 
@@ -6,9 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from powercontext_runtime.prepare import builder, markdown
-from powercontext_runtime.prepare.budget import ELLIPSIS_BYTES, MAX_BODY_BYTES, fit_body
+from powercontext_runtime.prepare import builder, legacy, markdown
+from powercontext_runtime.prepare.budget import ELLIPSIS_BYTES, MAX_BODY_BYTES, BodyCost, FittedBody, fit_body
 from powercontext_runtime.prepare.builder import AssemblyOptions, Section, build_text_context
+from powercontext_runtime.prepare.legacy import build_legacy_context
 from powercontext_runtime.prepare.markdown import _CONTROL_PATTERN, _visible, quote_body
 from powercontext_runtime.recall import Candidate, Origin
 
@@ -21,6 +23,14 @@ BODY = st.text(
     min_size=1,
     max_size=400,
 )
+# What JSON escapes: quotes, backslashes, the short escapes and other controls.
+JSON_BODY = st.text(
+    alphabet=st.one_of(
+        st.sampled_from(list('ab "\\\n\t\x01\x7f记😀')), st.characters(blacklist_categories=("Cs",))
+    ),
+    min_size=1,
+    max_size=400,
+)
 
 
 def _walked(body: str, room_full: int, room_truncated: int) -> object:
@@ -28,10 +38,19 @@ def _walked(body: str, room_full: int, room_truncated: int) -> object:
     return fit_body(quoted.quoted, quoted.cost, quoted.pieces, room_full, room_truncated)
 
 
+# Room as a share of what the body needs, so that most examples cut it.
+SHARE = st.floats(min_value=0.0, max_value=1.2)
+
+
+def room_for(rendered: int, share: float) -> int:
+    return int(share * (rendered + 64))
+
+
 @settings(max_examples=300, deadline=None)
-@given(BODY, st.integers(min_value=0, max_value=1200))
-def test_bisected_cut_equals_walking_the_pieces(body: str, room: int) -> None:
+@given(BODY, SHARE)
+def test_bisected_cut_equals_walking_the_pieces(body: str, share: float) -> None:
     quoted = quote_body(body)
+    room = room_for(quoted.cost.rendered, share)
     fast = fit_body(quoted.quoted, quoted.cost, quoted.pieces, room, room - 1, quoted.cut)
     assert fast == _walked(body, room, room - 1)
 
@@ -70,4 +89,41 @@ def test_builder_output_is_unchanged_by_the_fast_paths(bodies: list[str], max_by
         patch.setattr(builder, "MIN_TRUNCATED_BODY_BYTES", -(10**9))
         patch.setattr(markdown.QuotedBody, "cut", lambda self, cap, room: None)
         slow = build_text_context({"memory": pool}, options, max_bytes)
+    assert fast == slow
+
+
+def _legacy_fits(body: str, room: int) -> tuple[object, object]:
+    """The body fitted with the bisected cut, and by walking its pieces."""
+    cost = BodyCost(*legacy._json_costs(body))
+    pieces = lambda: legacy._json_pieces(body)  # noqa: E731
+    fast = fit_body(body, cost, pieces, room, room - 1, lambda cap, left: legacy._json_cut(body, cap, left))
+    return fast, fit_body(body, cost, pieces, room, room - 1)
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSON_BODY, SHARE)
+def test_legacy_bisected_cut_equals_walking_the_pieces(body: str, share: float) -> None:
+    fast, walked = _legacy_fits(body, room_for(legacy._json_costs(body)[1], share))
+    assert fast == walked
+
+
+def test_long_legacy_bodies_are_cut_at_the_cap_by_either_path() -> None:
+    for body in ('记忆 "quoted" \\ line\n' * 300, "\x01" * 3000):
+        fast, walked = _legacy_fits(body, 10**6)
+        assert fast == walked
+        assert isinstance(fast, FittedBody) and fast.truncated
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(JSON_BODY, min_size=1, max_size=12), st.integers(min_value=512, max_value=6000))
+def test_legacy_output_is_unchanged_by_the_bisected_cut(bodies: list[str], max_bytes: int) -> None:
+    pool = [
+        Candidate(Origin("s", "memory", "memory", 1, f"entry-{i}", f"entry-{i}-v1"), b, True)
+        for i, b in enumerate(bodies)
+        if b.strip()
+    ]
+    fast = build_legacy_context(pool, max_bytes)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(legacy, "_json_cut", lambda body, cap, room: None)
+        slow = build_legacy_context(pool, max_bytes)
     assert fast == slow

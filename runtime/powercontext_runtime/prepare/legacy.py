@@ -13,7 +13,7 @@ from typing import Any
 
 from ..models import PreparedContext
 from ..recall.pools import Candidate, Origin
-from .budget import BodyCost, Piece, fit_body
+from .budget import BodyCost, Cut, Piece, fit_body, longest_prefix
 from .notice import TRUST_NOTICE
 from .receipt import BuiltContext, Considered, clean, skip_reason
 
@@ -55,6 +55,17 @@ def _json_pieces(body: str) -> Iterator[Piece]:
             yield ch, raw, 6
         else:
             yield ch, raw, raw
+
+
+def _json_costs(prefix: str) -> tuple[int, int]:
+    return len(prefix.encode("utf-8")), len(_json(prefix).encode("utf-8")) - 2  # 2: the quotes
+
+
+def _json_cut(body: str, cap_limit: int, room_limit: int) -> Cut:
+    """What walking `_json_pieces(body)` takes, by bisection: a prefix's JSON escapes cost what
+    its pieces say, so its costs are those of the prefix as a whole."""
+    length, capped, rendered = longest_prefix(body, _json_costs, cap_limit, room_limit)
+    return body[:length], capped, rendered
 
 
 def legacy_order(
@@ -111,13 +122,13 @@ def build_legacy_context(
             room - len(tail_cut.encode("utf-8")),
         )
         body = candidate.body
-        cost = BodyCost(len(body.encode("utf-8")), len(_json(body).encode("utf-8")) - 2)
         fitted = fit_body(
             body,
-            cost,
+            BodyCost(*_json_costs(body)),
             lambda body=body: _json_pieces(body),  # type: ignore[misc]
             room_full,
             room_truncated,
+            lambda caps, room, body=body: _json_cut(body, caps, room),  # type: ignore[misc]
         )
         if fitted is None:
             receipt.append(Considered(candidate, rank, skip_reason(room_full, room_truncated)))

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..recall.pools import Origin
-from .budget import BodyCost, Cut, Piece
+from .budget import BodyCost, Cut, Piece, longest_prefix
 from .notice import TRUST_NOTICE
 
 BEGIN_MARKER = "BEGIN_POWERCONTEXT_PREPARED_TEXT_V1"
@@ -95,31 +95,13 @@ class QuotedBody:
     plain: bool = False  # no character needed escaping, so a piece is a code point or a line break
 
     def cut(self, cap_limit: int, room_limit: int) -> Cut | None:
-        """For a plain body, the longest prefix within both limits, found by bisection.
-
-        Both costs of a prefix only grow with its length, so this is exactly the prefix that
-        walking `pieces` would take, at O(log n) C-speed passes instead of one Python step per
-        code point. None for a body with escapes: those are cut by walking `pieces`.
-        """
+        """For a plain body, the longest prefix within both limits (`longest_prefix`); None for
+        a body with escapes: those are cut by walking `pieces`."""
         if not self.plain:
             return None
         text = self.normalised
-
-        def costs(length: int) -> tuple[int, int]:
-            prefix = text[:length]
-            capped = len(prefix.encode("utf-8"))
-            return capped, capped + QUOTE_BYTES * prefix.count("\n")
-
-        low, high = 0, min(len(text), cap_limit, room_limit)  # a code point costs at least 1 byte
-        while low < high:
-            middle = (low + high + 1) // 2
-            capped, rendered = costs(middle)
-            if capped <= cap_limit and rendered <= room_limit:
-                low = middle
-            else:
-                high = middle - 1
-        capped, rendered = costs(low)
-        return text[:low].replace("\n", "\n" + QUOTE), capped, rendered
+        length, capped, rendered = longest_prefix(text, _plain_costs, cap_limit, room_limit)
+        return text[:length].replace("\n", "\n" + QUOTE), capped, rendered
 
     def pieces(self) -> Iterator[Piece]:
         controls = _CONTROLS
@@ -132,6 +114,11 @@ class QuotedBody:
             else:
                 size = len(ch.encode("utf-8"))
                 yield ch, size, size
+
+
+def _plain_costs(prefix: str) -> tuple[int, int]:
+    capped = len(prefix.encode("utf-8"))
+    return capped, capped + QUOTE_BYTES * prefix.count("\n")
 
 
 def _escape_controls(text: str) -> str:
