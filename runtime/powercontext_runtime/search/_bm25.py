@@ -20,6 +20,7 @@ import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -150,13 +151,10 @@ def scored_documents(
     count = len(documents.keys)
     if count == 0 or not weighted:
         return []
-    if sum(len(postings.slots) for postings, _ in weighted) <= _SMALL_POSTINGS:
+    postings_count = sum(len(postings.slots) for postings, _ in weighted)
+    if postings_count <= _SMALL_POSTINGS:
         return _top_few(documents, weighted, limit)
-    # Term by term in query order: the same additions as one weighted bincount of all the
-    # postings, without copying them into one array first (at a million documents, half the time).
-    scores = np.zeros(count)
-    for postings, added in weighted:
-        np.add.at(scores, postings.slots, added)
+    scores = _summed(weighted, count, postings_count)
     if documents.key_order is None:
         if documents.alive is not None:
             scores *= documents.alive  # removed documents score 0 and drop out below
@@ -166,6 +164,33 @@ def scored_documents(
         # The key order holds live documents only, so removed ones never come up.
         matched, rounded = _with_neighbours(scores, documents.key_order, limit)
     return best_of(documents.keys, matched, rounded, limit)
+
+
+# Up to this many postings, one weighted bincount of them all is the quickest sum; past it, copying
+# them into one array costs more than adding term by term (at 16,384 its float64 copy is 128 KiB,
+# malloc's threshold for mapping fresh pages, so every query would fault them in).
+_CONCATENATED_POSTINGS = 16_384
+
+
+def _summed(
+    weighted: Sequence[tuple[TermPostings, npt.NDArray[np.float64]]], count: int, postings_count: int
+) -> npt.NDArray[np.float64]:
+    """Each document's raw score: its contributions added term by term in query order (0.0 + the
+    first term's + the next ...); both ways add the same floats in the same order."""
+    if postings_count <= _CONCATENATED_POSTINGS:
+        # With weights, bincount sums float64 (its stubs only know the integer form).
+        return cast(
+            "npt.NDArray[np.float64]",
+            np.bincount(
+                np.concatenate([postings.slots for postings, _ in weighted]),
+                weights=np.concatenate([added for _, added in weighted]),
+                minlength=count,
+            ),
+        )
+    scores = np.zeros(count)
+    for postings, added in weighted:
+        np.add.at(scores, postings.slots, added)
+    return scores
 
 
 def best_of(
