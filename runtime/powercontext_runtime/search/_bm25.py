@@ -228,13 +228,16 @@ def _with_neighbours(
     Only documents whose unrounded rescored sum reaches a floor taken from a sample are
     rescored exactly; in a large family, only those near a high score are even summed."""
     own = scores if order.slots is None else scores.take(order.slots)
-    at, near = _reaching(own, _sample_floor(_sampled_sums(own), limit, _NEIGHBOUR_MARGIN))
+    if own.size < _SPARSE_DOCUMENTS:
+        at, near = _reaching_everywhere(own, limit)
+    else:
+        at, near = _reaching_near_high(own, limit)
     at, rescored = neighbour_scores(at, own[at], near)
     slots = at if order.slots is None else order.slots[at]
     return slots, rescored
 
 
-# From this many documents on, the sample is read in runs and, when fewer than one document in
+# From this many documents on, the floor is sampled in runs and, when fewer than one document in
 # _SPARSE_SHARE scores high enough to matter, only those and the ones beside them are summed:
 # at a million documents some ten thousand, against four passes over all of them.
 _SPARSE_DOCUMENTS = 65_536
@@ -244,44 +247,52 @@ _SPARSE_SHARE = 8
 _RUN_SAMPLE = 256
 
 
-def _reaching(
-    own: npt.NDArray[np.float64], floor: float
+def _reaching_everywhere(
+    own: npt.NDArray[np.float64], limit: int, floor: float | None = None
 ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]:
-    """The places in `own` whose unrounded rescored sum reaches `floor`, ascending, with their
-    better neighbours' raw scores."""
-    if own.size >= _SPARSE_DOCUMENTS:
-        # A sum is own + w * nearest, so with both below floor / (1 + w) it is below the floor:
-        # only a document at or above that, or beside one, can reach it.
-        cut = max(floor / (1.0 + NEIGHBOUR_WEIGHT) - _NEIGHBOUR_MARGIN, _LEAST)
-        high = np.flatnonzero(own >= cut)
-        if high.size * _SPARSE_SHARE <= own.size:
-            around = np.concatenate([high - 1, high, high + 1])
-            around = around[(around >= 0) & (around < own.size)]
-            near = _nearest(own, around)
-            rough = near * NEIGHBOUR_WEIGHT
-            rough += own[around]
-            reach = rough >= floor
-            at, first = np.unique(around[reach], return_index=True)
-            return at, near[reach][first]
+    """The places in `own` whose unrounded rescored sum reaches a floor under the `limit`-th best
+    (sampled from every _NEIGHBOUR_STRIDE-th sum unless given), ascending, with their better
+    neighbours' raw scores: whole-array steps."""
     nearest = _better_neighbour(own)
     rough = nearest * NEIGHBOUR_WEIGHT
     rough += own
+    if floor is None:
+        # The floor comes from matching documents only: one that does not match cannot rank.
+        sample = rough[::_NEIGHBOUR_STRIDE][own[::_NEIGHBOUR_STRIDE] > 0.0]
+        floor = _sample_floor(sample, limit, _NEIGHBOUR_MARGIN)
     at = np.flatnonzero(rough >= floor)
     return at, nearest[at]
 
 
-def _sampled_sums(own: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    """Unrounded rescored sums of one in every _NEIGHBOUR_STRIDE documents of `own`, matching ones
-    only (one that does not match cannot rank): every such document in a small family, runs of
-    _RUN_SAMPLE spread evenly over a large one."""
-    if own.size < _SPARSE_DOCUMENTS:
-        every = np.arange(0, own.size, _NEIGHBOUR_STRIDE)
-        mine, sums = own[every], _nearest(own, every)
-    else:
-        width = _RUN_SAMPLE * _NEIGHBOUR_STRIDE
-        runs = own[: own.size // width * width].reshape(-1, width)
-        mine = runs[:, 1 : _RUN_SAMPLE + 1]
-        sums = np.maximum(runs[:, :_RUN_SAMPLE], runs[:, 2 : _RUN_SAMPLE + 2])
+def _reaching_near_high(
+    own: npt.NDArray[np.float64], limit: int
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]:
+    """`_reaching_everywhere` for a large family, summing only around the high scores."""
+    floor = _sample_floor(_run_sums(own), limit, _NEIGHBOUR_MARGIN)
+    # A sum is own + w * nearest, so with both below floor / (1 + w) it is below the floor: only
+    # a document at or above that, or beside one, can reach it.
+    cut = max(floor / (1.0 + NEIGHBOUR_WEIGHT) - _NEIGHBOUR_MARGIN, _LEAST)
+    high = np.flatnonzero(own >= cut)
+    if high.size * _SPARSE_SHARE > own.size:
+        return _reaching_everywhere(own, limit, floor)
+    around = np.concatenate([high - 1, high, high + 1])
+    around = around[(around >= 0) & (around < own.size)]
+    near = _nearest(own, around)
+    rough = near * NEIGHBOUR_WEIGHT
+    rough += own[around]
+    reach = rough >= floor
+    at, first = np.unique(around[reach], return_index=True)
+    return at, near[reach][first]
+
+
+def _run_sums(own: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Unrounded rescored sums of one in every _NEIGHBOUR_STRIDE documents, in runs of
+    _RUN_SAMPLE spread evenly over `own`, matching ones only (one that does not match cannot
+    rank)."""
+    width = _RUN_SAMPLE * _NEIGHBOUR_STRIDE
+    runs = own[: own.size // width * width].reshape(-1, width)
+    mine = runs[:, 1 : _RUN_SAMPLE + 1]
+    sums = np.maximum(runs[:, :_RUN_SAMPLE], runs[:, 2 : _RUN_SAMPLE + 2])
     sums *= NEIGHBOUR_WEIGHT
     sums += mine
     matching: npt.NDArray[np.float64] = sums[mine > 0.0]
