@@ -5,6 +5,7 @@ document gives: the same keys, rounded scores and ties, dead documents never."""
 
 from __future__ import annotations
 
+import contextlib
 from unittest import mock
 
 import numpy as np
@@ -20,6 +21,7 @@ from powercontext_runtime.search._bm25 import (
 )
 
 from .test_pruned_ranking import Weighted, documents_of, reference, small_families
+from .test_pruned_ranking import family as family_of
 
 
 def large_family(rng: np.random.Generator, shares: list[float]) -> tuple[np.ndarray, np.ndarray, Weighted]:
@@ -88,3 +90,27 @@ def test_the_sparse_path_on_small_families_with_many_ties(
     ):
         found = scored_documents(documents, weighted, limit)
     assert found == reference(keys, alive, weighted, limit, neighbours=True)
+
+
+def test_a_sampled_document_that_does_not_match_sets_no_floor() -> None:
+    """A document whose own score rounds to 0 does not match, however strong its neighbour, so
+    its rescored sum must not count towards the floor: here two such documents beside a 10 would
+    have set it near 5 and left out the 1.0 that ranks second. Both ways of summing, with every
+    other document sampled."""
+    tiny = 1e-10
+    ways = {
+        "everywhere": ({1: 10.0, 0: tiny, 2: tiny, 6: 1.0}, {}),
+        "near high scores": (
+            {2: 10.0, 1: tiny, 3: tiny, 6: 1.0},
+            {"_SPARSE_DOCUMENTS": 0, "_SPARSE_SHARE": 0, "_RUN_SAMPLE": 2},
+        ),
+    }
+    for way, (term, patches) in ways.items():
+        keys, alive, weighted = family_of(8, term)
+        documents = documents_of(keys, alive, neighbours=True, all_alive_as_none=True)
+        with contextlib.ExitStack() as stack:
+            for name, value in {"_NEIGHBOUR_STRIDE": 2, "_SMALL_POSTINGS": 0, **patches}.items():
+                stack.enter_context(mock.patch.object(_bm25, name, value))
+            found = scored_documents(documents, weighted, 2)
+        assert found == reference(keys, alive, weighted, 2, neighbours=True), way
+        assert [key for key, _ in found] == [max(term, key=term.__getitem__) + 1, 7], way

@@ -257,8 +257,8 @@ def _reaching_everywhere(
     rough = nearest * NEIGHBOUR_WEIGHT
     rough += own
     if floor is None:
-        # The floor comes from matching documents only: one that does not match cannot rank.
-        sample = rough[::_NEIGHBOUR_STRIDE][own[::_NEIGHBOUR_STRIDE] > 0.0]
+        sampled = own[::_NEIGHBOUR_STRIDE]
+        sample = rough[::_NEIGHBOUR_STRIDE][_matching(sampled)]
         floor = _sample_floor(sample, limit, _NEIGHBOUR_MARGIN)
     at = np.flatnonzero(rough >= floor)
     return at, nearest[at]
@@ -295,8 +295,15 @@ def _run_sums(own: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     sums = np.maximum(runs[:, :_RUN_SAMPLE], runs[:, 2 : _RUN_SAMPLE + 2])
     sums *= NEIGHBOUR_WEIGHT
     sums += mine
-    matching: npt.NDArray[np.float64] = sums[mine > 0.0]
+    matching: npt.NDArray[np.float64] = sums[_matching(mine)]
     return matching
+
+
+def _matching(own: npt.NDArray[np.float64]) -> npt.NDArray[np.bool_]:
+    """Which raw scores match: they round above 0 (numpy rounds x * 10**9 = 0.5 to 0). A floor
+    comes from matching documents only, since one that does not match cannot rank, however
+    strong its neighbour."""
+    return own * _SCALE > 0.5
 
 
 def _nearest(line: npt.NDArray[np.float64], at: npt.NDArray[np.intp]) -> npt.NDArray[np.float64]:
@@ -314,7 +321,7 @@ def neighbour_scores(
     """The documents `at` that match (their `own` raw score rounds above 0; numpy rounds
     x * 10**9 = 0.5 to 0) with their rounded scores once each gains NEIGHBOUR_WEIGHT times the
     rounded raw score `nearest` of its better neighbour."""
-    matching = own * _SCALE > 0.5
+    matching = _matching(own)
     mine = _rounded(own[matching])
     # Rounding keeps order, so the rounded better neighbour is the better rounded neighbour.
     return at[matching], _rounded(mine + NEIGHBOUR_WEIGHT * _rounded(nearest[matching]))
