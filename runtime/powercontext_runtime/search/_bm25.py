@@ -98,9 +98,15 @@ def length_norms(lengths: npt.NDArray[np.float64], average_length: float) -> npt
 
 
 def term_gains(postings: TermPostings, norms: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    """BM25's saturated term frequency, per posting, before the term's idf weight."""
-    tfs = postings.tfs.astype(np.float64)
-    return tfs * (K1 + 1.0) / (tfs + norms[postings.slots])
+    """BM25's saturated term frequency, per posting, before the term's idf weight:
+    tf * (K1 + 1) / (tf + norm), worked out in place in two arrays (a common word's million
+    postings are worked out again after every write)."""
+    denominators = norms[postings.slots]
+    gains = postings.tfs.astype(np.float64)
+    denominators += gains
+    gains *= K1 + 1.0
+    gains /= denominators
+    return gains
 
 
 def contributions(gains: npt.NDArray[np.float64], weight: float) -> npt.NDArray[np.float64]:
