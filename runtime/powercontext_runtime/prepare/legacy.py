@@ -128,7 +128,7 @@ def build_legacy_context(
             lambda body=body: _json_pieces(body),  # type: ignore[misc]
             room_full,
             room_truncated,
-            lambda caps, room, body=body: _json_cut(body, caps, room),  # type: ignore[misc]
+            lambda cap, room, body=body: _json_cut(body, cap, room),  # type: ignore[misc]
         )
         if fitted is None:
             receipt.append(Considered(candidate, rank, skip_reason(room_full, room_truncated)))
