@@ -33,6 +33,15 @@ JSON_BODY = st.text(
 )
 
 
+def memory_pool(bodies: list[str]) -> list[Candidate]:
+    """A Memory pool of the bodies that are not blank."""
+    return [
+        Candidate(Origin("s", "memory", "memory", 1, f"entry-{i}", f"entry-{i}-v1"), b, True)
+        for i, b in enumerate(bodies)
+        if b.strip()
+    ]
+
+
 def _walked(body: str, room_full: int, room_truncated: int) -> object:
     quoted = quote_body(body)
     return fit_body(quoted.quoted, quoted.cost, quoted.pieces, room_full, room_truncated)
@@ -77,11 +86,7 @@ def test_long_bodies_are_cut_at_the_cap_by_either_path() -> None:
 @settings(max_examples=150, deadline=None)
 @given(st.lists(BODY, min_size=1, max_size=12), st.integers(min_value=512, max_value=6000))
 def test_builder_output_is_unchanged_by_the_fast_paths(bodies: list[str], max_bytes: int) -> None:
-    pool = [
-        Candidate(Origin("s", "memory", "memory", 1, f"entry-{i}", f"entry-{i}-v1"), b, True)
-        for i, b in enumerate(bodies)
-        if b.strip()
-    ]
+    pool = memory_pool(bodies)
     options = AssemblyOptions((Section("memory", 8),))
     fast = build_text_context({"memory": pool}, options, max_bytes)
     # Reference: no candidate skipped before fitting, and every cut found by walking the pieces.
@@ -117,11 +122,7 @@ def test_long_legacy_bodies_are_cut_at_the_cap_by_either_path() -> None:
 @settings(max_examples=150, deadline=None)
 @given(st.lists(JSON_BODY, min_size=1, max_size=12), st.integers(min_value=512, max_value=6000))
 def test_legacy_output_is_unchanged_by_the_bisected_cut(bodies: list[str], max_bytes: int) -> None:
-    pool = [
-        Candidate(Origin("s", "memory", "memory", 1, f"entry-{i}", f"entry-{i}-v1"), b, True)
-        for i, b in enumerate(bodies)
-        if b.strip()
-    ]
+    pool = memory_pool(bodies)
     fast = build_legacy_context(pool, max_bytes)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(legacy, "_json_cut", lambda body, cap, room: None)

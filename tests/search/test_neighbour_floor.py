@@ -12,15 +12,16 @@ import numpy as np
 from hypothesis import given, settings
 
 from powercontext_runtime.search import _bm25
-from powercontext_runtime.search._bm25 import (
-    TermPostings,
-    contributions,
-    length_norms,
-    scored_documents,
-    term_gains,
-)
+from powercontext_runtime.search._bm25 import scored_documents
 
-from .test_pruned_ranking import Weighted, documents_of, reference, small_families
+from .test_pruned_ranking import (
+    Weighted,
+    documents_of,
+    random_documents,
+    random_term,
+    reference,
+    small_families,
+)
 from .test_pruned_ranking import family as family_of
 
 
@@ -28,22 +29,18 @@ def large_family(rng: np.random.Generator, shares: list[float]) -> tuple[np.ndar
     """Past the size where the sparse path starts: keys ascending or shuffled, some dead, one
     term per share with real BM25 contributions or a few near-equal ones (near-ties)."""
     count = int(rng.integers(_bm25._SPARSE_DOCUMENTS, 2 * _bm25._SPARSE_DOCUMENTS))
-    keys = np.sort(rng.choice(4 * count, count, replace=False)).astype(np.int64) + 1
-    if rng.random() < 0.3:
-        keys = rng.permutation(keys)
-    alive = rng.random(count) > float(rng.choice([0.0, 0.001, 0.2]))
-    norms = length_norms(rng.integers(1, 60, count).astype(np.float64), 20.0)
-    weighted: Weighted = []
-    for share in shares:
-        slots = np.flatnonzero(rng.random(count) < share).astype(np.int32)
-        postings = TermPostings(slots, rng.integers(1, 6, len(slots)).astype(np.float32))
-        if rng.random() < 0.25:
-            gains = rng.choice([1.0, 1.0 + 4e-10, 0.5, 2.0 - 3e-10], len(slots))
-            added = contributions(gains, float(rng.choice([0.4, 1.3])))
-        else:
-            weight = float(np.log(1.0 + (count - len(slots) + 0.5) / (len(slots) + 0.5)))
-            added = contributions(term_gains(postings, norms), weight)
-        weighted.append((postings, added))
+    keys, alive, norms = random_documents(rng, count, 4, 0.3, [0.0, 0.001, 0.2])
+    weighted: Weighted = [
+        random_term(
+            rng,
+            np.flatnonzero(rng.random(count) < share).astype(np.int32),
+            norms,
+            0.25,
+            [1.0, 1.0 + 4e-10, 0.5, 2.0 - 3e-10],
+            [0.4, 1.3],
+        )
+        for share in shares
+    ]
     return keys, alive, weighted
 
 

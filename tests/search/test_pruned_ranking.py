@@ -71,30 +71,50 @@ def bounded(weighted: Weighted) -> list[BoundedTerm]:
     return terms
 
 
+def random_documents(
+    rng: np.random.Generator, count: int, spread: int, shuffled: float, dead: list[float]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Keys drawn from `spread` times as many, ascending with the slots or (with chance
+    `shuffled`) not, a share of the slots dead drawn from `dead`, and BM25 length norms."""
+    keys = np.sort(rng.choice(spread * count, count, replace=False)).astype(np.int64) + 1
+    if rng.random() < shuffled:
+        keys = rng.permutation(keys)
+    alive = rng.random(count) > float(rng.choice(dead))
+    norms = length_norms(rng.integers(1, 60, count).astype(np.float64), 20.0)
+    return keys, alive, norms
+
+
+def random_term(
+    rng: np.random.Generator,
+    slots: np.ndarray,
+    norms: np.ndarray,
+    tied: float,
+    gains: list[float],
+    weights: list[float],
+) -> tuple[TermPostings, np.ndarray]:
+    """A term on `slots`: real BM25 contributions or (with chance `tied`) near-equal ones."""
+    postings = TermPostings(slots, rng.integers(1, 6, len(slots)).astype(np.float32))
+    count = len(norms)
+    weight = float(np.log(1.0 + (count - len(slots) + 0.5) / (len(slots) + 0.5)))
+    if rng.random() < tied:
+        return postings, contributions(rng.choice(gains, len(slots)), float(rng.choice(weights)))
+    return postings, contributions(term_gains(postings, norms), weight)
+
+
 def random_corpus(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, Weighted]:
     """A family of a few thousand documents: one common term in most of them, a few of middling
     frequency and a few rare ones (Zipf-like), real BM25 contributions or a handful of near-equal
     ones (ties), keys ascending with the slots or shuffled, and some slots dead."""
     count = int(rng.integers(2_000, 12_000))
-    keys = np.sort(rng.choice(10 * count, count, replace=False)).astype(np.int64) + 1
-    if rng.random() < 0.4:
-        keys = rng.permutation(keys)
-    alive = rng.random(count) > float(rng.choice([0.0, 0.05, 0.3]))
-    norms = length_norms(rng.integers(1, 60, count).astype(np.float64), 20.0)
+    keys, alive, norms = random_documents(rng, count, 10, 0.4, [0.0, 0.05, 0.3])
     weighted: Weighted = []
     for rank in range(int(rng.integers(2, 9))):
         share = float(rng.choice([0.6, 0.3, 0.05, 0.01, 0.002])) if rank else float(rng.uniform(0.4, 0.9))
         df = max(1, int(count * share * rng.uniform(0.5, 1.5)))
         slots = np.sort(rng.choice(count, min(df, count), replace=False)).astype(np.int32)
-        tfs = rng.integers(1, 6, len(slots)).astype(np.float32)
-        postings = TermPostings(slots, tfs)
-        weight = float(np.log(1.0 + (count - len(slots) + 0.5) / (len(slots) + 0.5)))
-        if rng.random() < 0.3:
-            gains = rng.choice([1.0, 1.0 + 4e-10, 0.5, 2.0 - 3e-10, 0.75], len(slots))
-            added = contributions(gains, float(rng.choice([0.4, 1.3, 2.2])))
-        else:
-            added = contributions(term_gains(postings, norms), weight)
-        weighted.append((postings, added))
+        weighted.append(
+            random_term(rng, slots, norms, 0.3, [1.0, 1.0 + 4e-10, 0.5, 2.0 - 3e-10, 0.75], [0.4, 1.3, 2.2])
+        )
     rng.shuffle(weighted)  # type: ignore[arg-type]
     return keys, alive, weighted
 
