@@ -101,13 +101,16 @@ def test_sampled_floors_on_large_families_change_no_answer() -> None:
         assert scored_documents(documents, weighted, limit) == sort_everything(documents, weighted, limit)
 
 
-def test_term_gains_are_the_textbook_floats() -> None:
-    """Worked out in place, BM25's saturated frequencies are still tf * (K1 + 1) / (tf + norm)
-    to the last bit, so scores (and so the order) cannot move."""
+def test_norms_and_gains_are_the_textbook_floats() -> None:
+    """Worked out in place, BM25's length norms and saturated frequencies are still
+    K1 * (1 - B + B * length / average) and tf * (K1 + 1) / (tf + norm) to the last bit, so
+    scores (and so the order) cannot move."""
     rng = np.random.default_rng(11)
     for count in (1, 7, 5_000):
         lengths = rng.integers(1, 400, count).astype(np.float64)
-        norms = bm25.length_norms(lengths, float(rng.uniform(5.0, 80.0)))
+        average = float(rng.uniform(5.0, 80.0))
+        norms = bm25.length_norms(lengths, average)
+        assert np.array_equal(norms, bm25.K1 * (1.0 - bm25.B + bm25.B * lengths / average))
         slots = np.sort(rng.choice(count, max(1, count // 3), replace=False)).astype(np.int32)
         tfs = rng.integers(1, 30, len(slots)).astype(np.float32)
         wide = tfs.astype(np.float64)

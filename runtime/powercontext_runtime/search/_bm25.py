@@ -93,8 +93,13 @@ class TermPostings:
 
 
 def length_norms(lengths: npt.NDArray[np.float64], average_length: float) -> npt.NDArray[np.float64]:
-    """BM25's document-length normalisation, per document slot."""
-    return K1 * (1.0 - B + B * lengths / average_length)
+    """BM25's document-length normalisation, per document slot: K1 * (1 - B + B * length /
+    average), in place in one array (worked out again for every document after each write)."""
+    norms = lengths * B
+    norms /= average_length
+    norms += 1.0 - B
+    norms *= K1
+    return norms
 
 
 def term_gains(postings: TermPostings, norms: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
