@@ -260,3 +260,41 @@ def test_a_small_write_into_a_large_mirror_allocates_what_it_adds(with_table: bo
         count + 2
     ]
     assert (mirror._dense is not None) == with_table
+
+
+def test_writes_into_a_common_word_copy_only_their_own_postings() -> None:
+    """A word in every one of 200,000 documents: the first write that adds to it makes room
+    (one copy), and the next writes fill that room, each allocating about what it adds rather
+    than the 1.6 MB of the postings before it. Postings a reader already holds keep their
+    length and values."""
+    count = 200_000
+    keys = np.arange(1, count + 1, dtype=np.int64)
+    mirror = FamilyMirror(1, np.stack([keys, np.full(count, 7)], axis=1))
+    mirror.install("common", mirror.postings_of(keys, np.ones(count, np.int64)))
+
+    def write(generation: int, key: int) -> None:
+        logged = LoggedWrite(
+            doc_keys=np.array([key], np.int64),
+            lengths=np.array([5], np.int32),
+            terms=["common"],
+            bounds=np.array([0, 1], np.int64),
+            positions=np.array([0], np.int64),
+            tfs=np.array([3], np.int32),
+        )
+        mirror.replay([(generation, key, logged)])
+
+    write(2, count + 1)
+    held = mirror._lookup("common", {})
+    peaks = []
+    for step in range(2, 12):
+        tracemalloc.start()
+        try:
+            write(step + 1, count + step)
+            peaks.append(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
+    assert max(peaks) < 64 * 2**10, peaks
+    assert len(held.slots) == count + 1 and held.slots[-1] == count
+    grown = mirror._lookup("common", {})
+    assert grown.slots[-11:].tolist() == list(range(count, count + 11))
+    assert grown.tfs[-11:].tolist() == [3.0] * 11

@@ -59,6 +59,12 @@ DENSE_SPAN = 4
 # a key, amortised.
 DENSE_ROOM = 4
 DENSE_MIN_ROOM = 64
+# A term's postings keep room for a quarter more (at least POSTINGS_MIN_ROOM) once a write has
+# appended to them, so the next writes fill it in place: a write into a million-entry Scope copies
+# its own postings, not the hundreds of thousands of a common word's before them. The room is not
+# counted in `postings` (8 bytes a posting of it, at most a quarter of the grown terms').
+POSTINGS_ROOM = 4
+POSTINGS_MIN_ROOM = 64
 
 # The last generation a `search_log` row takes, its doc_key, and the documents it added (None: it
 # removed doc_key).
@@ -95,6 +101,8 @@ class FamilyMirror:
         # below `_count`: one is written only as its document is added.
         self._dense: tuple[int, npt.NDArray[np.int32]] | None = None
         self._terms: dict[str, TermPostings] = {}
+        # The arrays a grown term's postings are the start of, with room after them.
+        self._room: dict[str, tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]] = {}
         # The generation each term's postings were read at: they lack documents removed before it.
         self._term_since: dict[str, int] = {}
         self._rare: OrderedDict[str, None] = OrderedDict()  # kept rare terms, least recently queried first
@@ -221,11 +229,7 @@ class FamilyMirror:
                 continue
             self._replay_added(last, logged, appended)
         for term, parts in appended.items():
-            old = self._terms[term]
-            self._terms[term] = TermPostings(
-                np.concatenate([old.slots, *(slots for slots, _ in parts)]),
-                np.concatenate([old.tfs, *(tfs for _, tfs in parts)]),
-            )
+            self._grow(term, parts)
             self._added.pop(term, None)  # its postings grew; `top` also resets all on a new count
             grown = sum(len(slots) for slots, _ in parts)
             self.postings += grown
@@ -233,6 +237,24 @@ class FamilyMirror:
                 # Each new posting is a new live document (a key already mirrored adds none), so
                 # the count goes up by them rather than being taken again over every posting.
                 self._frequencies[term] += grown
+
+    def _grow(self, term: str, parts: list[tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]]) -> None:
+        """Append new documents' postings to a term's, in the room after them when there is
+        enough (readers holding the shorter postings never see past their end)."""
+        old = self._terms[term]
+        size = len(old.slots)
+        need = size + sum(len(slots) for slots, _ in parts)
+        room = self._room.get(term)
+        if room is None or old.slots.base is not room[0] or len(room[0]) < need:
+            capacity = need + max(need // POSTINGS_ROOM, POSTINGS_MIN_ROOM)
+            room = (np.empty(capacity, np.int32), np.empty(capacity, np.float32))
+            room[0][:size], room[1][:size] = old.slots, old.tfs
+            self._room[term] = room
+        at = size
+        for slots, tfs in parts:
+            room[0][at : at + len(slots)], room[1][at : at + len(slots)] = slots, tfs
+            at += len(slots)
+        self._terms[term] = TermPostings(room[0][:need], room[1][:need])
 
     def _replay_added(
         self,
@@ -306,6 +328,7 @@ class FamilyMirror:
     def install(self, term: str, postings: TermPostings) -> None:
         """Keep postings read at this mirror's generation."""
         self._terms[term] = postings
+        self._room.pop(term, None)
         self._term_since[term] = self.generation
         self.postings += len(postings.slots) + TERM_COST
         if len(postings.slots) < RARE_POSTINGS:
@@ -317,6 +340,7 @@ class FamilyMirror:
         while len(self._rare) > RARE_TERMS:
             term = self._rare.popitem(last=False)[0]
             postings = self._terms.pop(term)
+            self._room.pop(term, None)
             self._term_since.pop(term, None)
             self._added.pop(term, None)
             self._frequencies.pop(term, None)
@@ -332,6 +356,7 @@ class FamilyMirror:
     def forget_terms(self) -> None:
         """Drop every kept term; the documents stay, and a query reads its terms again."""
         self._terms.clear()
+        self._room.clear()
         self._term_since.clear()
         self._rare.clear()
         self._added.clear()
