@@ -229,18 +229,17 @@ class FamilyMirror:
                 continue
             self._replay_added(last, logged, appended)
         for term, parts in appended.items():
-            self._grow(term, parts)
+            grown = self._grow(term, parts)
             self._added.pop(term, None)  # its postings grew; `top` also resets all on a new count
-            grown = sum(len(slots) for slots, _ in parts)
             self.postings += grown
             if term in self._frequencies:
                 # Each new posting is a new live document (a key already mirrored adds none), so
                 # the count goes up by them rather than being taken again over every posting.
                 self._frequencies[term] += grown
 
-    def _grow(self, term: str, parts: list[tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]]) -> None:
+    def _grow(self, term: str, parts: list[tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]]) -> int:
         """Append new documents' postings to a term's, in the room after them when there is
-        enough (readers holding the shorter postings never see past their end)."""
+        enough (readers holding the shorter postings never see past their end); how many."""
         old = self._terms[term]
         size = len(old.slots)
         need = size + sum(len(slots) for slots, _ in parts)
@@ -255,6 +254,7 @@ class FamilyMirror:
             room[0][at : at + len(slots)], room[1][at : at + len(slots)] = slots, tfs
             at += len(slots)
         self._terms[term] = TermPostings(room[0][:need], room[1][:need])
+        return need - size
 
     def _replay_added(
         self,
