@@ -13,7 +13,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from devtools.embedding_models import DEFAULT
 from powercontext_runtime import backend_for
 
 # Configurations the hybrid leg runs (the leg changes Memory recall only); each is reported
@@ -21,28 +20,18 @@ from powercontext_runtime import backend_for
 HYBRID_CONFIGS = ("memory-8",)
 SUFFIX = "+hybrid"
 QUERY_TIMEOUT_MS = 10_000
-# The fusion tuned on dev (conversations 1-5, Memory 8, 8000 bytes, question-level recall) for a
-# model whose best differs from the server's defaults (k 2, weight 0.5, tuned with WordLlama). For
-# all-MiniLM-L6-v2, lexical 0.715: k 2 with weight 0.25 gave 0.727, 0.35 0.730, 0.5 0.725, 0.75
-# 0.719, 1 0.718; k 1 with 0.5 0.721; k 3 with 0.35 0.728; k 5 with 0.5 0.725, 1 0.715; k 10
-# with 1 0.710.
-TUNED_FUSION = {DEFAULT.name: (2, 0.35)}
 # `devtools` is a top-level package of the repository, not an installed one: the model server
 # starts there, wherever the evaluation was started from.
 REPO = Path(__file__).resolve().parents[1]
 
 
 @contextmanager
-def model_env(
-    fusion_k: int | None = None, weight: float | None = None, model: str | None = None
-) -> Iterator[dict[str, str]]:
+def model_env(weight: float | None = None, model: str | None = None) -> Iterator[dict[str, str]]:
     """The embedding settings of a server that uses a bundled model (`model`, by its name in
     `devtools.embedding_models`; None: the default), served by `devtools.embedding_server` in a
     process of its own (one BLAS thread: the machine's cores are the server's and the client's
-    too) while the block runs. The fusion is the one tuned for the model unless given."""
-    tuned_k, tuned_weight = TUNED_FUSION.get(model or DEFAULT.name, (None, None))
-    fusion_k = tuned_k if fusion_k is None else fusion_k
-    weight = tuned_weight if weight is None else weight
+    too) while the block runs. The vector leg's `weight` is the server's default (tuned on dev for the
+    default model, `powercontext_runtime.vectors.fusion`) unless given."""
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
     command = [sys.executable, "-m", "devtools.embedding_server"]
     if model is not None:
@@ -51,8 +40,6 @@ def model_env(
         try:
             settings = _announced_settings(process)
             settings["POWERCONTEXT_SERVER_EMBEDDING_TIMEOUT_MS"] = str(QUERY_TIMEOUT_MS)
-            if fusion_k is not None:
-                settings["POWERCONTEXT_SERVER_EMBEDDING_FUSION_K"] = str(fusion_k)
             if weight is not None:
                 settings["POWERCONTEXT_SERVER_EMBEDDING_WEIGHT"] = str(weight)
             yield settings

@@ -260,7 +260,7 @@ def evaluate(
         renamed = [
             dataclasses.replace(c, key=c.key + hybrid.SUFFIX, label=c.label + ", hybrid") for c in chosen
         ]
-        with hybrid.model_env(options.fusion_k, options.weight, options.embedding_model) as env:
+        with hybrid.model_env(options.weight, options.embedding_model) as env:
             results += _server_runs(
                 conversations,
                 budgets,
@@ -281,8 +281,7 @@ class RunOptions:
     configs: frozenset[str] | None = None  # None: every configuration
     lexical: bool = True
     hybrid: bool = False
-    fusion_k: int | None = None  # the hybrid server's fusion (None: as tuned for the model)
-    weight: float | None = None
+    weight: float | None = None  # the hybrid server's vector weight (None: the server's default)
     embedding_model: str | None = None  # the hybrid leg's model (None: the model server's default)
 
 
@@ -402,7 +401,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="lexical, hybrid (the embedding leg, with the bundled model on loopback) or both",
     )
     parser.add_argument("--configs", default=None, help="comma-separated configuration keys (default: all)")
-    parser.add_argument("--fusion-k", type=int, default=None, help="the hybrid server's fusion constant")
     parser.add_argument("--weight", type=float, default=None, help="the hybrid server's vector weight")
     parser.add_argument(
         "--embedding-model",
@@ -416,7 +414,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         configs=frozenset(args.configs.split(",")) if args.configs else None,
         lexical="lexical" in legs,
         hybrid="hybrid" in legs,
-        fusion_k=args.fusion_k,
         weight=args.weight,
         embedding_model=args.embedding_model,
     )

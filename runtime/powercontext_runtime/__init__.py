@@ -70,7 +70,6 @@ from .store import Store
 from .store.scopes import get_scope as load_scope
 from .vectors import (
     DEFAULT_CACHE_BYTES,
-    RRF_K,
     VECTOR_WEIGHT,
     EmbeddingFailed,
     EmbeddingLeg,
@@ -81,7 +80,6 @@ __all__ = [
     "DEFAULT_CACHE_BYTES",
     "FULL_ACCESS",
     "MAX_EXPORT_LINE_BYTES",
-    "RRF_K",
     "VECTOR_WEIGHT",
     "AccessPolicy",
     "Action",

@@ -105,7 +105,6 @@ def embedding_leg(
         batch_timeout_s=BATCH_TIMEOUT_S,
         batch_size=BATCH_SIZE,
         on_fallback=on_fallback,
-        rrf_k=settings.fusion_k,
         vector_weight=settings.vector_weight,
         cache_bytes=settings.cache_mb * 2**20,
         clock=clock,

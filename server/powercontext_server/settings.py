@@ -21,7 +21,6 @@ from uvicorn.config import LOG_LEVELS
 
 from powercontext_runtime import (
     DEFAULT_CACHE_BYTES,
-    RRF_K,
     VECTOR_WEIGHT,
     AccessPolicy,
     ConfigurationError,
@@ -101,8 +100,7 @@ class EmbeddingSettings:
     token: str | None = field(default=None, repr=False)  # never printed
     # The query's embedding call gives up after this: prepare adds at most about this much.
     timeout_ms: int = 150
-    # Reciprocal-rank fusion: the constant k and the vector leg's weight against the lexical 1.
-    fusion_k: int = RRF_K
+    # Fusion: what a cosine one standard deviation above the Scope's mean adds (the best lexical hit: 1).
     vector_weight: float = VECTOR_WEIGHT
     # MiB of searched vectors held in memory per process, every family's together.
     cache_mb: int = DEFAULT_CACHE_BYTES // 2**20
@@ -120,6 +118,11 @@ class EmbeddingSettings:
             raise ConfigurationError(
                 "POWERCONTEXT_SERVER_EMBEDDING_MODEL must name the model when an embedding URL is set."
             )
+        if env.get("POWERCONTEXT_SERVER_EMBEDDING_FUSION_K"):  # a setting that would do nothing now
+            raise ConfigurationError(
+                "POWERCONTEXT_SERVER_EMBEDDING_FUSION_K is no longer read: fusion does not use reciprocal"
+                " ranks; unset it (POWERCONTEXT_SERVER_EMBEDDING_WEIGHT weighs the vector leg)."
+            )
         if not env.get("POWERCONTEXT_SERVER_EMBEDDING_DIMENSIONS"):
             raise ConfigurationError(
                 "POWERCONTEXT_SERVER_EMBEDDING_DIMENSIONS must be set when an embedding URL is set."
@@ -130,7 +133,6 @@ class EmbeddingSettings:
             dimensions=positive_int(env, "POWERCONTEXT_SERVER_EMBEDDING_DIMENSIONS", 0),
             token=env.get("POWERCONTEXT_SERVER_EMBEDDING_TOKEN") or None,
             timeout_ms=positive_int(env, "POWERCONTEXT_SERVER_EMBEDDING_TIMEOUT_MS", 150),
-            fusion_k=positive_int(env, "POWERCONTEXT_SERVER_EMBEDDING_FUSION_K", RRF_K),
             vector_weight=_weight(env, "POWERCONTEXT_SERVER_EMBEDDING_WEIGHT", VECTOR_WEIGHT),
             cache_mb=positive_int(
                 env, "POWERCONTEXT_SERVER_EMBEDDING_CACHE_MB", DEFAULT_CACHE_BYTES // 2**20

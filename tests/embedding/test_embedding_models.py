@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from devtools.embedding_models import DEFAULT, MINILM, MODELS
-from eval.hybrid import TUNED_FUSION, model_env
+from eval.hybrid import model_env
 
 FOOD = "A man is eating food."
 
@@ -59,10 +59,7 @@ def test_the_evaluation_serves_the_model_it_names(name: str) -> None:
         assert env["POWERCONTEXT_SERVER_EMBEDDING_MODEL"] == name
         dims = int(env["POWERCONTEXT_SERVER_EMBEDDING_DIMENSIONS"])
         assert dims == MODELS[name].dimensions
-        # The fusion tuned on dev for this model, if any; else the server's defaults.
-        tuned = TUNED_FUSION.get(name)
-        fusion = [env.get(f"POWERCONTEXT_SERVER_EMBEDDING_{key}") for key in ("FUSION_K", "WEIGHT")]
-        assert fusion == ([None, None] if tuned is None else [str(value) for value in tuned])
+        assert "POWERCONTEXT_SERVER_EMBEDDING_WEIGHT" not in env  # the server's default, tuned on dev
         body = {"model": name, "input": ["vehicle", "car"]}
         response = httpx.post(env["POWERCONTEXT_SERVER_EMBEDDING_URL"] + "/embeddings", json=body, timeout=60)
     assert response.status_code == 200, response.text

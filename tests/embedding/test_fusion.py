@@ -1,21 +1,129 @@
-"""Reciprocal-rank fusion and the pool's round-robin shares (pure functions)."""
+"""Fusion of the lexical ranking with the vectors' cosines, and the pool's round-robin shares (pure
+functions), and the cosines a Scope's held vectors give fusion."""
 
 from __future__ import annotations
 
-from powercontext_runtime.vectors import fuse, round_robin_shares
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from powercontext_runtime.vectors import Cosines, fuse, round_robin_shares
+from powercontext_runtime.vectors.scope_index import _nearest, _ScopeVectors
 
 
-def test_a_key_both_legs_rank_comes_first_and_ties_keep_the_lexical_order() -> None:
-    fused = [key for key, _ in fuse([10, 11, 12], [12, 20, 10], limit=5, k=60)]
-    assert fused[:2] == [10, 12]  # in both lists; 10 ranks higher lexically than 12 semantically
-    # 11 (lexical 2nd) and 20 (vector 2nd) score alike: the lexical hit first.
-    assert fused[2:] == [11, 20]
+def cosines(by_key: dict[int, float], mean: float = 0.0, spread: float = 0.1, depth: int = 64) -> Cosines:
+    nearest = sorted(by_key.items(), key=lambda item: (-item[1], -item[0]))[:depth]
+    return Cosines(nearest, dict(by_key), mean, spread)
 
 
-def test_one_leg_alone_keeps_its_order_and_the_limit_cuts() -> None:
-    assert [key for key, _ in fuse([], [5, 9], limit=2)] == [5, 9]
-    assert [key for key, _ in fuse([7], [3], limit=2)] == [7, 3]
-    assert [key for key, _ in fuse([3], [7], limit=1)] == [3]
+def keys(fused: list[tuple[int, float]]) -> list[int]:
+    return [key for key, _ in fused]
+
+
+def test_without_vectors_the_lexical_ranking_stands_as_shares_of_its_best() -> None:
+    fused = fuse([(3, 8.0), (1, 4.0), (2, 2.0)], Cosines([], {}, 0.0, 0.0), limit=5)
+    assert fused == [(3, 1.0), (1, 0.5), (2, 0.25)]
+
+
+def test_a_hit_the_vectors_find_near_moves_up_past_a_slightly_better_lexical_one() -> None:
+    lexical = [(10, 9.0), (11, 8.5), (12, 1.0)]
+    # 11 lies 2 standard deviations above the Scope's mean cosine, 10 at the mean.
+    fused = fuse(lexical, cosines({10: 0.1, 11: 0.3}, mean=0.1, spread=0.1), limit=3, weight=0.18)
+    assert keys(fused) == [11, 10, 12]
+    assert fused[0][1] == pytest.approx(8.5 / 9.0 + 0.18 * 2)
+
+
+def test_a_hit_only_the_vectors_find_is_ranked_by_its_cosine_alone() -> None:
+    lexical = [(1, 5.0), (2, 0.5)]
+    near = {7: 0.9, 8: 0.35, 1: 0.1}  # 7 is 8 deviations above the mean, 8 1.5
+    fused = fuse(lexical, cosines(near, mean=0.2, spread=0.1), limit=4, weight=0.2)
+    assert keys(fused) == [7, 1, 8, 2]
+    assert dict(fused)[8] == pytest.approx(0.2 * 1.5)
+
+
+def test_a_cosine_below_the_mean_takes_nothing_away() -> None:
+    fused = fuse([(1, 4.0), (2, 3.0)], cosines({1: -0.5, 2: 0.0}, mean=0.05, spread=0.1), limit=2)
+    assert fused == [(1, 1.0), (2, 0.75)]
+
+
+def test_equal_scores_keep_the_lexical_order_then_the_newer_key() -> None:
+    lexical = [(4, 2.0), (9, 2.0)]
+    assert keys(fuse(lexical, Cosines([], {}, 0.0, 0.0), limit=2)) == [4, 9]
+    # Two hits only the vectors find, at the same cosine: the newer (higher key) first.
+    fused = fuse([], cosines({5: 0.5, 6: 0.5}, mean=0.0, spread=0.25), limit=2)
+    assert keys(fused) == [6, 5]
+
+
+def test_a_key_the_vectors_lack_adds_nothing_for_them() -> None:
+    # 2 has no vector yet (it is not in `of`): found lexically, as before the leg.
+    fused = fuse([(1, 2.0), (2, 1.0)], cosines({1: 0.1}, mean=0.1, spread=0.1), limit=2)
+    assert fused == [(1, 1.0), (2, 0.5)]
+
+
+scores = st.floats(min_value=0.01, max_value=100, allow_nan=False)
+similarities = st.floats(min_value=-1, max_value=1, allow_nan=False)
+
+
+@given(
+    lexical_scores=st.dictionaries(st.integers(0, 40), scores, max_size=20),
+    vector_cosines=st.dictionaries(st.integers(0, 40), similarities, max_size=20),
+    scale=st.sampled_from([0.5, 3.0, 40.0]),
+    stretch=st.sampled_from([0.5, 2.0]),
+    shift=st.sampled_from([-0.3, 0.0, 0.4]),
+    limit=st.integers(1, 30),
+)
+def test_the_order_is_in_no_leg_s_units(
+    lexical_scores: dict[int, float],
+    vector_cosines: dict[int, float],
+    scale: float,
+    stretch: float,
+    shift: float,
+    limit: int,
+) -> None:
+    """BM25 scaled by any factor, cosines stretched and shifted (another model's band) with their
+    mean and spread: the same order. Scores are never negative, come best first, and a smaller
+    limit gives a prefix."""
+    lexical = sorted(lexical_scores.items(), key=lambda item: (-item[1], -item[0]))
+    values = list(vector_cosines.values())
+    mean, spread = (float(np.mean(values)), float(np.std(values))) if values else (0.0, 0.0)
+    fused = fuse(lexical, cosines(vector_cosines, mean, spread), limit)
+    assert all(score >= 0 for _, score in fused)
+    assert [score for _, score in fused] == sorted((score for _, score in fused), reverse=True)
+    assert len(fused) == min(limit, len(set(lexical_scores) | set(vector_cosines)))
+    assert keys(fuse(lexical, cosines(vector_cosines, mean, spread), limit + 5))[:limit] == keys(fused)
+    rescaled = [(key, score * scale) for key, score in lexical]
+    moved = {key: value * stretch + shift for key, value in vector_cosines.items()}
+    other = fuse(rescaled, cosines(moved, mean * stretch + shift, spread * stretch), limit)
+    # Equal up to rounding: compare the orders where the fused scores are not near-ties.
+    assert _order_modulo_near_ties(fused) == _order_modulo_near_ties(other)
+
+
+def _order_modulo_near_ties(fused: list[tuple[int, float]]) -> list[frozenset[int]]:
+    """The fused keys in groups of scores within 1e-9 of each other, in order."""
+    groups: list[tuple[float, set[int]]] = []
+    for key, score in fused:
+        if groups and abs(groups[-1][0] - score) <= 1e-9:
+            groups[-1][1].add(key)
+        else:
+            groups.append((score, {key}))
+    return [frozenset(members) for _, members in groups[:-1]]  # the last group may be cut by the limit
+
+
+def test_the_held_copy_finds_any_keys_cosines_in_any_row_order() -> None:
+    document_keys = np.asarray([40, 7, 19, 3, 88], dtype=np.int64)
+    held = _ScopeVectors((0, 0, 0), document_keys, np.eye(5, dtype=np.float32))
+    similarity = np.asarray([0.4, 0.7, 0.19, 0.3, 0.88], dtype=np.float32)
+    found = held.cosines_of(similarity, [88, 3, 5, 100, 0, 7])
+    assert found == {88: float(np.float32(0.88)), 3: float(np.float32(0.3)), 7: float(np.float32(0.7))}
+    assert held.cosines_of(similarity, []) == {}
+
+
+def test_the_nearest_are_cut_at_the_depth_newer_first_on_ties() -> None:
+    similarity = np.asarray([0.5, 0.9, 0.5, 0.1, 0.5], dtype=np.float32)
+    document_keys = np.asarray([1, 2, 3, 4, 5], dtype=np.int64)
+    assert [key for key, _ in _nearest(similarity, document_keys, 3)] == [2, 5, 3]
+    assert [key for key, _ in _nearest(similarity, document_keys, 10)] == [2, 5, 3, 1, 4]
 
 
 def test_round_robin_shares_stop_at_the_cap() -> None:

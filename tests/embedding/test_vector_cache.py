@@ -35,8 +35,9 @@ LEG = {
     "POWERCONTEXT_SERVER_EMBEDDING_DIMENSIONS": "4",
 }
 ENTRIES = 40
-# What one Scope's vectors take held: 40 rows of 256 float32 and their int64 keys.
-ONE_SCOPE = ENTRIES * (WORDLLAMA.dimensions * 4 + 8)
+# What one Scope's vectors take held: 40 rows of 256 float32, their int64 keys, and the keys sorted
+# with each one's row (for fusion's lookups).
+ONE_SCOPE = ENTRIES * (WORDLLAMA.dimensions * 4 + 8 + 8 + 8)
 
 
 def _answers(app: Any, scope_id: str) -> tuple[str, str | None]:
@@ -101,3 +102,13 @@ def test_the_cache_size_reaches_the_leg() -> None:
     assert leg.cache_bytes == 64 * 2**20
     default = EmbeddingSettings.from_env(LEG)
     assert default is not None and default.cache_mb * 2**20 == DEFAULT_CACHE_BYTES
+
+
+def test_the_retired_fusion_constant_is_refused_by_name() -> None:
+    """Reciprocal-rank fusion is gone: a setting left from it would silently do nothing."""
+    with pytest.raises(ConfigurationError, match="POWERCONTEXT_SERVER_EMBEDDING_FUSION_K is no longer read"):
+        EmbeddingSettings.from_env({**LEG, "POWERCONTEXT_SERVER_EMBEDDING_FUSION_K": "2"})
+    assert (
+        EmbeddingSettings.from_env({**LEG, "POWERCONTEXT_SERVER_EMBEDDING_WEIGHT": "0.3"}).vector_weight
+        == 0.3
+    )

@@ -5,19 +5,20 @@ Off unless the server is given an embedding endpoint. `leg` holds what the serve
 `Embed` function, the model and its dimensions); `rows` the SQL of stored vectors (one per head
 entry version or head artifact revision, and model); `embedder` the background thread that fills
 them; `scope_index` the exact cosine search over a Scope's vectors of one family held in memory;
-`fusion` the reciprocal-rank fusion of the lexical and the vector ranking. The store calls
+`fusion` how the lexical ranking and the vectors' cosines make one ranking. The store calls
 `VectorRecall.fuse` at one place (`SqlStore._ranked`).
 """
 
 from .embedder import VectorEmbedder
-from .fusion import RRF_K, VECTOR_WEIGHT, fuse, round_robin_shares
+from .fusion import FUSION_DEPTH, VECTOR_WEIGHT, Cosines, fuse, round_robin_shares
 from .leg import DEFAULT_CACHE_BYTES, Embed, EmbeddingFailed, EmbeddingLeg, one_blas_thread
 from .recall import VectorRecall
 
 __all__ = [
     "DEFAULT_CACHE_BYTES",
-    "RRF_K",
+    "FUSION_DEPTH",
     "VECTOR_WEIGHT",
+    "Cosines",
     "Embed",
     "EmbeddingFailed",
     "EmbeddingLeg",

@@ -17,7 +17,7 @@ from threadpoolctl import threadpool_limits
 
 from ..errors import PowerContextError
 from .backoff import BackoffPolicy, Clock
-from .fusion import RRF_K, VECTOR_WEIGHT
+from .fusion import VECTOR_WEIGHT
 
 # 1.5 KiB a vector of 384 dimensions: some 170,000 of them (vectors/scope_index.py).
 DEFAULT_CACHE_BYTES = 256 * 2**20
@@ -49,7 +49,6 @@ class EmbeddingLeg:
     batch_timeout_s: float = 30.0
     batch_size: int = 64
     on_fallback: Callable[[str], None] = lambda reason: None
-    rrf_k: float = RRF_K
     vector_weight: float = VECTOR_WEIGHT
     cache_bytes: int = DEFAULT_CACHE_BYTES  # the searched vectors held in memory, every family's
     backoff: BackoffPolicy = field(default_factory=BackoffPolicy)

@@ -1,6 +1,6 @@
 """The embedding leg at recall: the query's vector before the read (none while the endpoint is
-backed off from, `backoff.py`), then each Scope's lexical ranking of a family fused with its vector
-ranking inside the read's snapshot."""
+backed off from, `backoff.py`), then each Scope's lexical ranking of a family fused with its vectors'
+cosines inside the read's snapshot."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from ..models import EXPERIENCE_FAMILY, MEMORY_FAMILY, TOPIC_FAMILY
 from ..search import Conn
 from . import rows
 from .backoff import Backoff
-from .fusion import fuse, round_robin_shares
+from .fusion import FUSION_DEPTH, Cosines, fuse, round_robin_shares
 from .leg import EmbeddingFailed, EmbeddingLeg, Vectors, unit
 from .scope_index import ScopeIndex
 
@@ -65,19 +65,19 @@ class VectorRecall:
         merge_cap: int | None,
         excluded: Mapping[int, Collection[int]] | None = None,
     ) -> Ranked:
-        """Each Scope's `limit` best of `family` by reciprocal rank of both legs, cut to its share
-        of a round-robin merge capped at `merge_cap` (the pool rule lexical recall follows). A
-        Scope's `excluded` document keys (expired heads) are left out of its vector ranking before
-        the cut, as the lexical leg leaves them out of its own."""
+        """Each Scope's `limit` best of `family` by the fused score of both legs (`fusion.py`; its
+        lexical ranking read `FUSION_DEPTH` deep), cut to its share of a round-robin merge capped at
+        `merge_cap` (the pool rule lexical recall follows). A Scope's `excluded` document keys
+        (expired heads) are left out of its vector ranking before the cut, as the lexical leg
+        leaves them out of its own."""
         table = TABLES[family]
         fused = []
         for scope_key, ranked in zip(scope_keys, lexical, strict=True):
-            semantic = []
+            cosines = Cosines([], {}, 0.0, 0.0)
             if scope_key is not None:
                 left_out = (excluded or {}).get(scope_key, ())
-                semantic = self.index.top(conn, table, scope_key, query, limit, left_out)
-            fused.append(
-                fuse([key for key, _ in ranked], semantic, limit, self.leg.rrf_k, self.leg.vector_weight)
-            )
+                asked = [key for key, _ in ranked]
+                cosines = self.index.cosines(conn, table, scope_key, query, FUSION_DEPTH, asked, left_out)
+            fused.append(fuse(ranked, cosines, limit, self.leg.vector_weight))
         shares = round_robin_shares([len(hits) for hits in fused], merge_cap)
         return [hits[:share] for hits, share in zip(fused, shares, strict=True)]

@@ -12,15 +12,18 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Collection
-from dataclasses import dataclass
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
 from ..search import Conn
 from . import rows
+from .fusion import Cosines
 from .leg import DEFAULT_CACHE_BYTES, Vectors, unit
+
+Similarities = npt.NDArray[np.float32]
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,10 +31,40 @@ class _ScopeVectors:
     stamp: tuple[int, int, int]  # rows.stamp
     document_keys: npt.NDArray[np.int64]
     matrix: Vectors  # unit rows
+    # The document keys in ascending order and where each is in `document_keys`: a few keys' rows
+    # are found by bisection (a dict of them would cost a Python object per vector).
+    sorted_keys: npt.NDArray[np.int64] = field(init=False)
+    rows_by_key: npt.NDArray[np.intp] = field(init=False)
+
+    def __post_init__(self) -> None:
+        order = np.argsort(self.document_keys, kind="stable")
+        object.__setattr__(self, "rows_by_key", order)
+        object.__setattr__(self, "sorted_keys", self.document_keys[order])
 
     @property
     def nbytes(self) -> int:
-        return int(self.document_keys.nbytes + self.matrix.nbytes)
+        return int(self.document_keys.nbytes + self.matrix.nbytes + 2 * self.sorted_keys.nbytes)
+
+    def cosines_of(self, similarity: Similarities, asked: Sequence[int]) -> dict[int, float]:
+        """`similarity` (one per row) of each asked key that has a row."""
+        if not asked or not len(self.sorted_keys):
+            return {}
+        wanted = np.asarray(asked, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self.sorted_keys, wanted), len(self.sorted_keys) - 1)
+        found = self.sorted_keys[at] == wanted
+        return dict(
+            zip(wanted[found].tolist(), similarity[self.rows_by_key[at[found]]].tolist(), strict=True)
+        )
+
+
+def _nearest(similarity: Similarities, keys: npt.NDArray[np.int64], depth: int) -> list[tuple[int, float]]:
+    """The `depth` keys of highest similarity with it, best first; equal ones newer (higher key) first."""
+    if len(similarity) > depth:  # only the best `depth`, and whatever ties the last of them, are sorted
+        floor = np.partition(similarity, len(similarity) - depth)[len(similarity) - depth]
+        chosen = np.flatnonzero(similarity >= floor)
+        similarity, keys = similarity[chosen], keys[chosen]
+    order = np.lexsort((-keys, -similarity))[:depth]
+    return list(zip(keys[order].tolist(), similarity[order].tolist(), strict=True))
 
 
 class ScopeIndex:
@@ -49,30 +82,34 @@ class ScopeIndex:
         with self._lock:
             return sum(held.nbytes for held in self._scopes.values())
 
-    def top(
+    def cosines(
         self,
         conn: Conn,
         table: rows.VectorTable,
         scope_key: int,
         query: Vectors,
-        limit: int,
+        depth: int,
+        asked: Sequence[int] = (),
         excluded: Collection[int] = (),
-    ) -> list[int]:
-        """The Scope's document keys most similar to the unit vector `query`, best first, without
-        the `excluded` ones (left out before the cut, so they take no other's place)."""
+    ) -> Cosines:
+        """The Scope's vectors' cosines to the unit vector `query` as fusion reads them: the
+        `depth` nearest document keys, the `asked` keys' own (those with a vector), and the mean
+        and spread over them all, the `excluded` keys left out of both (before the cut, so they
+        take no other's place)."""
         held = self._current(conn, table, scope_key)
-        if not len(held.document_keys) or limit <= 0:
-            return []
-        similarity, keys = held.matrix @ query, held.document_keys
+        similarity = held.matrix @ query
+        kept_similarity, kept_keys = similarity, held.document_keys
         if excluded:
-            kept = ~np.isin(keys, np.fromiter(excluded, dtype=np.int64))
-            similarity, keys = similarity[kept], keys[kept]
-        if len(similarity) > limit:  # only the best `limit`, and whatever ties the last of them, are sorted
-            floor = np.partition(similarity, len(similarity) - limit)[len(similarity) - limit]
-            chosen = np.flatnonzero(similarity >= floor)
-            similarity, keys = similarity[chosen], keys[chosen]
-        order = np.lexsort((-keys, -similarity))[:limit]
-        return [int(key) for key in keys[order]]
+            kept = ~np.isin(kept_keys, np.fromiter(excluded, dtype=np.int64))
+            kept_similarity, kept_keys = kept_similarity[kept], kept_keys[kept]
+        if not len(kept_keys):
+            return Cosines([], {}, 0.0, 0.0)
+        return Cosines(
+            nearest=_nearest(kept_similarity, kept_keys, depth),
+            of=held.cosines_of(similarity, asked),
+            mean=float(np.mean(kept_similarity, dtype=np.float64)),
+            spread=float(np.std(kept_similarity, dtype=np.float64)),
+        )
 
     def _current(self, conn: Conn, table: rows.VectorTable, scope_key: int) -> _ScopeVectors:
         key = (table.name, table.family, scope_key)
