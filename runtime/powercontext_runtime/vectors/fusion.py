@@ -21,6 +21,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+import numpy.typing as npt
+
 # The vector leg's weight: what one standard deviation of cosine above the Scope's mean adds, against
 # 1 for the best lexical hit.
 VECTOR_WEIGHT = 0.18
@@ -29,14 +32,24 @@ VECTOR_WEIGHT = 0.18
 FUSION_DEPTH = 64
 
 
+Floats = npt.NDArray[np.float64]
+Keys = npt.NDArray[np.int64]
+
+
 @dataclass(frozen=True, slots=True)
 class Cosines:
     """What fusion reads of one Scope's vectors' cosines to the query."""
 
-    nearest: list[tuple[int, float]]  # the nearest document keys with their cosines, best first
-    of: dict[int, float]  # the lexical hits' own cosines (a hit not embedded yet is absent)
+    nearest_keys: Keys  # the nearest document keys, best first
+    nearest: Floats  # their cosines
+    lexical: Floats  # the lexical hits' own cosines, in their order (NaN: a hit not embedded yet)
     mean: float  # over all of the Scope's vectors
     spread: float  # their standard deviation
+
+    @classmethod
+    def absent(cls, lexical_hits: int) -> Cosines:
+        """No vectors: fusion keeps the lexical order."""
+        return cls(np.empty(0, np.int64), np.empty(0), np.full(lexical_hits, np.nan), 0.0, 0.0)
 
 
 def fuse(
@@ -48,20 +61,26 @@ def fuse(
     """The best `limit` of the lexical hits (keys with scores, best first) and the nearest vectors,
     by fused score, best first. A hit without a vector adds nothing for it. Equal scores keep the
     lexical order, then the newer key first, as lexical ties do."""
-    best = lexical[0][1] if lexical else 0.0
-    scores = {key: score / best if best > 0 else 0.0 for key, score in lexical}
-    similarity = {**cosines.of, **dict(cosines.nearest)}
-    for key, _ in cosines.nearest:
-        scores.setdefault(key, 0.0)
+    count = len(lexical)
+    if not len(cosines.nearest_keys):  # no vectors: the lexical order, as shares of its best
+        best = lexical[0][1] if count else 0.0
+        return [(key, score / best if best > 0 else 0.0) for key, score in lexical[:limit]]
+    lexical_keys = np.fromiter((key for key, _ in lexical), np.int64, count)
+    lexical_scores = np.fromiter((score for _, score in lexical), np.float64, count)
+    best = lexical_scores[0] if count else 0.0
+    keys = np.concatenate([lexical_keys, cosines.nearest_keys])
+    scores = np.zeros(len(keys))
+    if best > 0:
+        scores[:count] = lexical_scores / best
+    similarity = np.concatenate([cosines.lexical, cosines.nearest])
+    rank = np.concatenate([np.arange(count), np.full(len(cosines.nearest_keys), count)])
+    _, first = np.unique(keys, return_index=True)  # a key both legs found counts once, as a lexical hit
+    keys, scores, similarity, rank = keys[first], scores[first], similarity[first], rank[first]
     if cosines.spread > 0:
-        for key in scores:
-            above = (similarity.get(key, cosines.mean) - cosines.mean) / cosines.spread
-            if above > 0:
-                scores[key] += weight * above
-    lexical_rank = {key: rank for rank, (key, _) in enumerate(lexical)}
-    unranked = len(lexical)
-    order = sorted(scores, key=lambda key: (-scores[key], lexical_rank.get(key, unranked), -key))
-    return [(key, scores[key]) for key in order[:limit]]
+        above = (similarity - cosines.mean) / cosines.spread
+        scores += weight * np.where(above > 0, above, 0.0)  # NaN (no vector) is not above
+    order = np.lexsort((-keys, rank, -scores))[:limit]
+    return list(zip(keys[order].tolist(), scores[order].tolist(), strict=True))
 
 
 def round_robin_shares(lengths: Sequence[int], cap: int | None) -> list[int]:

@@ -73,7 +73,7 @@ class VectorRecall:
         table = TABLES[family]
         fused = []
         for scope_key, ranked in zip(scope_keys, lexical, strict=True):
-            cosines = Cosines([], {}, 0.0, 0.0)
+            cosines = Cosines.absent(len(ranked))
             if scope_key is not None:
                 left_out = (excluded or {}).get(scope_key, ())
                 asked = [key for key, _ in ranked]

@@ -10,6 +10,7 @@ and, for equal ones, the newer document first: the same bytes on every backend g
 
 from __future__ import annotations
 
+import math
 import threading
 from collections import OrderedDict
 from collections.abc import Collection, Sequence
@@ -20,7 +21,7 @@ import numpy.typing as npt
 
 from ..search import Conn
 from . import rows
-from .fusion import Cosines
+from .fusion import Cosines, Floats, Keys
 from .leg import DEFAULT_CACHE_BYTES, Vectors, unit
 
 Similarities = npt.NDArray[np.float32]
@@ -45,26 +46,26 @@ class _ScopeVectors:
     def nbytes(self) -> int:
         return int(self.document_keys.nbytes + self.matrix.nbytes + 2 * self.sorted_keys.nbytes)
 
-    def cosines_of(self, similarity: Similarities, asked: Sequence[int]) -> dict[int, float]:
-        """`similarity` (one per row) of each asked key that has a row."""
-        if not asked or not len(self.sorted_keys):
-            return {}
+    def cosines_of(self, similarity: Similarities, asked: Sequence[int]) -> Floats:
+        """`similarity` (one per row) of each asked key, in their order; NaN for a key without a row."""
+        found = np.full(len(asked), np.nan)
+        if not len(asked) or not len(self.sorted_keys):
+            return found
         wanted = np.asarray(asked, dtype=np.int64)
         at = np.minimum(np.searchsorted(self.sorted_keys, wanted), len(self.sorted_keys) - 1)
-        found = self.sorted_keys[at] == wanted
-        return dict(
-            zip(wanted[found].tolist(), similarity[self.rows_by_key[at[found]]].tolist(), strict=True)
-        )
+        held = self.sorted_keys[at] == wanted
+        found[held] = similarity[self.rows_by_key[at[held]]]
+        return found
 
 
-def _nearest(similarity: Similarities, keys: npt.NDArray[np.int64], depth: int) -> list[tuple[int, float]]:
-    """The `depth` keys of highest similarity with it, best first; equal ones newer (higher key) first."""
+def _nearest(similarity: Similarities, keys: npt.NDArray[np.int64], depth: int) -> tuple[Keys, Floats]:
+    """The `depth` keys of highest similarity and theirs, best first; equal ones newer (higher key) first."""
     if len(similarity) > depth:  # only the best `depth`, and whatever ties the last of them, are sorted
         floor = np.partition(similarity, len(similarity) - depth)[len(similarity) - depth]
         chosen = np.flatnonzero(similarity >= floor)
         similarity, keys = similarity[chosen], keys[chosen]
     order = np.lexsort((-keys, -similarity))[:depth]
-    return list(zip(keys[order].tolist(), similarity[order].tolist(), strict=True))
+    return keys[order], similarity[order].astype(np.float64)
 
 
 class ScopeIndex:
@@ -103,13 +104,14 @@ class ScopeIndex:
             kept = ~np.isin(kept_keys, np.fromiter(excluded, dtype=np.int64))
             kept_similarity, kept_keys = kept_similarity[kept], kept_keys[kept]
         if not len(kept_keys):
-            return Cosines([], {}, 0.0, 0.0)
-        return Cosines(
-            nearest=_nearest(kept_similarity, kept_keys, depth),
-            of=held.cosines_of(similarity, asked),
-            mean=float(np.mean(kept_similarity, dtype=np.float64)),
-            spread=float(np.std(kept_similarity, dtype=np.float64)),
-        )
+            return Cosines.absent(len(asked))
+        nearest_keys, nearest = _nearest(kept_similarity, kept_keys, depth)
+        # E[x²] - E[x]² in float64 (cosines lie within [-1, 1]: some 12 significant digits stay),
+        # by numpy's own sums, which add in the same order wherever the array lies in memory.
+        values = kept_similarity.astype(np.float64)
+        mean = float(values.sum()) / len(values)
+        spread = math.sqrt(max(0.0, float(np.square(values, out=values).sum()) / len(values) - mean * mean))
+        return Cosines(nearest_keys, nearest, held.cosines_of(similarity, asked), mean, spread)
 
     def _current(self, conn: Conn, table: rows.VectorTable, scope_key: int) -> _ScopeVectors:
         key = (table.name, table.family, scope_key)
