@@ -3,12 +3,21 @@ in the text format and the legacy JSON one."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from powercontext_runtime.prepare import builder, legacy, markdown
-from powercontext_runtime.prepare.budget import ELLIPSIS_BYTES, MAX_BODY_BYTES, BodyCost, FittedBody, fit_body
+from powercontext_runtime.prepare.budget import (
+    ELLIPSIS_BYTES,
+    MAX_BODY_BYTES,
+    BodyCost,
+    FittedBody,
+    Piece,
+    fit_body,
+)
 from powercontext_runtime.prepare.builder import AssemblyOptions, Section, build_text_context
 from powercontext_runtime.prepare.legacy import build_legacy_context
 from powercontext_runtime.prepare.markdown import _CONTROL_PATTERN, _visible, quote_body
@@ -97,12 +106,24 @@ def test_builder_output_is_unchanged_by_the_fast_paths(bodies: list[str], max_by
     assert fast == slow
 
 
+def _json_pieces(body: str) -> Iterator[Piece]:
+    """The legacy body's pieces: each code point, costing its UTF-8 bytes against the cap and its
+    JSON escape in the text (two bytes for a short escape, six for another control)."""
+    for ch in body:
+        raw = len(ch.encode("utf-8", "surrogatepass"))
+        if ch in '"\\\n\r\t\b\f':
+            yield ch, raw, 2
+        elif ch < " ":
+            yield ch, raw, 6
+        else:
+            yield ch, raw, raw
+
+
 def _legacy_fits(body: str, room: int) -> tuple[object, object]:
     """The body fitted with the bisected cut, and by walking its pieces."""
     cost = BodyCost(*legacy._json_costs(body))
-    pieces = lambda: legacy._json_pieces(body)  # noqa: E731
-    fast = fit_body(body, cost, pieces, room, room - 1, lambda cap, left: legacy._json_cut(body, cap, left))
-    return fast, fit_body(body, cost, pieces, room, room - 1)
+    fast = fit_body(body, cost, None, room, room - 1, lambda cap, left: legacy._json_cut(body, cap, left))
+    return fast, fit_body(body, cost, lambda: _json_pieces(body), room, room - 1)
 
 
 @settings(max_examples=300, deadline=None)
@@ -124,7 +145,21 @@ def test_long_legacy_bodies_are_cut_at_the_cap_by_either_path() -> None:
 def test_legacy_output_is_unchanged_by_the_bisected_cut(bodies: list[str], max_bytes: int) -> None:
     pool = memory_pool(bodies)
     fast = build_legacy_context(pool, max_bytes)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(legacy, "_json_cut", lambda body, cap, room: None)
+
+    def walking(
+        text: str, cost: BodyCost, _pieces: object, room_full: int, room_truncated: int, _cut: object
+    ) -> object:
+        return fit_body(text, cost, lambda: _json_pieces(text), room_full, room_truncated)
+
+    with pytest.MonkeyPatch.context() as patch:  # every cut found by walking the pieces instead
+        patch.setattr(legacy, "fit_body", walking)
         slow = build_legacy_context(pool, max_bytes)
     assert fast == slow
+
+
+def test_a_body_without_pieces_needs_a_cut_that_answers() -> None:
+    body = "x" * 300
+    cost = BodyCost(300, 300)
+    with pytest.raises(ValueError, match="no pieces to walk"):
+        fit_body(body, cost, None, 100, 100, lambda cap, room: None)
+    assert fit_body(body, cost, None, 400, 400) == FittedBody(body, False, 300)  # it fits: nothing to cut

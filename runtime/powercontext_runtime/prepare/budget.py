@@ -42,7 +42,7 @@ class FittedBody:
 def fit_body(
     full_text: str,
     cost: BodyCost,
-    pieces: Callable[[], Iterable[Piece]],
+    pieces: Callable[[], Iterable[Piece]] | None,
     room_full: int,
     room_truncated: int,
     cut: Callable[[int, int], Cut | None] | None = None,
@@ -52,7 +52,8 @@ def fit_body(
     `room_full`/`room_truncated` are the bytes left for the body once the entry's fixed parts
     (heading, metadata, citation, truncation flag, separators) are paid for in each case. `cut`,
     when given and it answers, returns the same prefix as walking `pieces` would (a faster way
-    to find it for the format); otherwise the pieces are walked.
+    to find it for the format); otherwise the pieces are walked. A format whose `cut` always
+    answers passes no `pieces`.
     """
     if cost.capped <= MAX_BODY_BYTES and cost.rendered <= room_full:
         return FittedBody(full_text, False, cost.rendered)
@@ -64,6 +65,8 @@ def fit_body(
     found = None if cut is None else cut(cap_limit, room_limit)
     if found is not None:
         text, capped, rendered = found
+    elif pieces is None:
+        raise ValueError("fit_body: no pieces to walk, and the cut did not answer")
     else:
         taken: list[str] = []
         capped = rendered = 0

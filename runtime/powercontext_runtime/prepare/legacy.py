@@ -7,13 +7,13 @@ is fitted under the byte budget with the shared body rules of `budget.py`.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from itertools import zip_longest
 from typing import Any
 
 from ..models import PreparedContext
 from ..recall.pools import Candidate, Origin
-from .budget import BodyCost, Cut, Piece, fit_body, longest_prefix
+from .budget import BodyCost, Cut, fit_body, longest_prefix
 from .notice import TRUST_NOTICE
 from .receipt import BuiltContext, Considered, clean, skip_reason
 
@@ -25,7 +25,6 @@ MAX_EXPERIENCE = 2
 _HEAD = f'{TRUST_NOTICE}\n\n{BEGIN_MARKER}\n{{"trust":"untrusted_history","items":['
 _TAIL = f"]}}\n{END_MARKER}"
 _FRAME_BYTES = len(_HEAD.encode("utf-8")) + len(_TAIL.encode("utf-8"))
-_JSON_SHORT_ESCAPES = frozenset('"\\\n\r\t\b\f')
 
 
 def _json(value: Any) -> str:
@@ -46,24 +45,15 @@ def legacy_citation(origin: Origin, from_current_scope: bool) -> dict[str, Any]:
     return {"artifact": {"scope_id": origin.scope_id, "artifact": ref}}
 
 
-def _json_pieces(body: str) -> Iterator[Piece]:
-    for ch in body:
-        raw = len(ch.encode("utf-8", "surrogatepass"))
-        if ch in _JSON_SHORT_ESCAPES:
-            yield ch, raw, 2
-        elif ch < " ":
-            yield ch, raw, 6
-        else:
-            yield ch, raw, raw
-
-
 def _json_costs(prefix: str) -> tuple[int, int]:
     return len(prefix.encode("utf-8")), len(_json(prefix).encode("utf-8")) - 2  # 2: the quotes
 
 
 def _json_cut(body: str, cap_limit: int, room_limit: int) -> Cut:
-    """What walking `_json_pieces(body)` takes, by bisection: a prefix's JSON escapes cost what
-    its pieces say, so its costs are those of the prefix as a whole."""
+    """The longest prefix of `body` within both limits, with its costs, by bisection. A body's
+    pieces are its code points, each costing its JSON escape (two bytes for a short escape, six for
+    another control, its UTF-8 bytes otherwise), so a prefix costs what the prefix as a whole does;
+    the tests check this against walking the pieces."""
     length, capped, rendered = longest_prefix(body, _json_costs, cap_limit, room_limit)
     return body[:length], capped, rendered
 
@@ -125,7 +115,7 @@ def build_legacy_context(
         fitted = fit_body(
             body,
             BodyCost(*_json_costs(body)),
-            lambda body=body: _json_pieces(body),  # type: ignore[misc]
+            None,  # `_json_cut` always answers
             room_full,
             room_truncated,
             lambda cap, room, body=body: _json_cut(body, cap, room),  # type: ignore[misc]
