@@ -42,7 +42,7 @@ from ..search import (
     ranked_per_scope,
     ranked_reads,
 )
-from ..vectors import FUSION_DEPTH, EmbeddingLeg, VectorEmbedder, VectorRecall
+from ..vectors import EmbeddingLeg, VectorEmbedder, VectorRecall
 from ..vectors.embedder import MEMORY_SOURCE
 from ..vectors.leg import Vectors
 from . import (
@@ -359,13 +359,14 @@ class SqlStore:
         `excluded` ones, each cut to its share of the merged pool (`search.ranked_per_scope`);
         with a query `vector`, each Scope's lexical ranking fused with its vectors' cosines first."""
         keys = [scope_rows[scope_id][0] if scope_id in scope_rows else None for scope_id in scope_ids]
-        fusing = self._vectors is not None and vector is not None
-        # Fused first, then cut to the pool's shares; fusion reads the lexical leg deeper.
-        cap, depth = (None, max(limit, FUSION_DEPTH)) if fusing else (merge_cap, limit)
-        ranked = ranked_per_scope(conn, self._search, keys, family, terms, depth, cap, excluded)
-        release_mirror()
         if self._vectors is None or vector is None:
+            ranked = ranked_per_scope(conn, self._search, keys, family, terms, limit, merge_cap, excluded)
+            release_mirror()
             return ranked
+        # Fused first, then cut to the pool's shares.
+        depth = self._vectors.lexical_depth(limit)
+        ranked = ranked_per_scope(conn, self._search, keys, family, terms, depth, None, excluded)
+        release_mirror()
         return self._vectors.fuse(conn, family, keys, ranked, vector, limit, merge_cap, excluded)
 
     def _ranked_reads(self) -> AbstractContextManager[tuple[Conn, Callable[[], None]]]:

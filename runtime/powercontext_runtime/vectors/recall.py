@@ -54,6 +54,11 @@ class VectorRecall:
                 self._backoff.failed(attempt)
         return unit(found)
 
+    @staticmethod
+    def lexical_depth(limit: int) -> int:
+        """How deep `fuse` reads each Scope's lexical ranking for a pool of `limit`."""
+        return max(limit, FUSION_DEPTH)
+
     def fuse(
         self,
         conn: Conn,
@@ -66,15 +71,16 @@ class VectorRecall:
         excluded: Mapping[int, Collection[int]] | None = None,
     ) -> Ranked:
         """Each Scope's `limit` best of `family` by the fused score of both legs (`fusion.py`; its
-        lexical ranking read `FUSION_DEPTH` deep), cut to its share of a round-robin merge capped at
+        lexical ranking read `lexical_depth(limit)` deep), cut to its share of a round-robin merge capped at
         `merge_cap` (the pool rule lexical recall follows). A Scope's `excluded` document keys
         (expired heads) are left out of its vector ranking before the cut, as the lexical leg
         leaves them out of its own."""
         table = TABLES[family]
         fused = []
         for scope_key, ranked in zip(scope_keys, lexical, strict=True):
-            cosines = Cosines.absent(len(ranked))
-            if scope_key is not None:
+            if scope_key is None:  # no such Scope: nothing either leg could find
+                cosines = Cosines.absent(len(ranked))
+            else:
                 left_out = (excluded or {}).get(scope_key, ())
                 asked = [key for key, _ in ranked]
                 cosines = self.index.cosines(conn, table, scope_key, query, FUSION_DEPTH, asked, left_out)
