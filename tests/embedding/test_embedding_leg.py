@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from devtools.embedding_server import DIMENSIONS, MODEL, EmbeddingServer
+from powercontext_runtime import VECTOR_WEIGHT
 from powercontext_server.settings import HttpSettings
 from tests.api.helpers import new_scope, remember
 from tests.api.test_erasure import files_holding
@@ -64,6 +65,65 @@ def test_vectors_are_written_and_recall_finds_meaning_only_with_the_leg(
     expected = np.asarray(model_embed(list(TEXTS)), dtype="<f4")
     for (_, _, _, blob), vector in zip(rows, expected, strict=True):
         assert np.array_equal(np.frombuffer(blob, dtype="<f4"), vector)
+
+
+# Twelve notes, so that the Scope's cosines have a mean and a spread to speak of.
+NOTES = (
+    *TEXTS,
+    "My brother drives a red truck to work",
+    "The bus to the airport was late again",
+    "She paints sunsets with watercolours",
+    "Our garden needs rain after the dry week",
+    "He reads history books before bed",
+    "The bike needs a new tyre and brakes",
+    "We booked a train to the mountains",
+    "The neighbours adopted a small dog",
+    "I washed the car on Sunday morning",
+)
+
+
+def test_a_hybrid_hit_scores_its_bm25_share_plus_the_weighted_standard_score_of_its_cosine(
+    start_server: Any, model_server: EmbeddingServer, model_embed: Callable[[Sequence[str]], Any]
+) -> None:
+    """The search answer's `score` with the leg on is what the contract says: BM25 over the
+    Scope's best for the query, plus the weight times the cosine's standard score among the
+    Scope's vectors when above their mean; hits come best first."""
+    query = "my car in the garage"
+
+    def write(http: httpx.Client, scope_id: str) -> None:
+        http.post(
+            "/v1/memory/remember/batch", json={"scope_id": scope_id, "entries": [{"text": t} for t in NOTES]}
+        ).raise_for_status()
+
+    def scored(http: httpx.Client, scope_id: str) -> dict[str, float]:
+        response = http.post("/v1/memory/search", json={"scope_id": scope_id, "query": query, "limit": 50})
+        assert response.status_code == 200, response.text
+        return {hit["text"]: hit["score"] for hit in response.json()["hits"]}
+
+    found, _ = lexical_and_hybrid(
+        start_server, model_server.url, write, lambda server: wait_for_vectors(server, len(NOTES)), scored
+    )
+    bm25 = found["lexical"]
+    assert 0 < len(bm25) < len(NOTES)  # some notes share no word with the query
+    vectors = np.asarray(model_embed([query, *NOTES]), dtype=np.float64)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    cosines = vectors[1:] @ vectors[0]
+    mean, spread = cosines.mean(), cosines.std()
+    best = max(bm25.values())
+    expected = {
+        text: bm25.get(text, 0.0) / best + VECTOR_WEIGHT * max(0.0, (cosine - mean) / spread)
+        for text, cosine in zip(NOTES, cosines, strict=True)
+    }
+    hybrid = found["hybrid"]
+    assert set(hybrid) == set(NOTES)  # every note is among the 64 nearest
+    assert hybrid == pytest.approx(expected, rel=1e-5)
+    # Best first; equal scores (those of notes neither leg favours: 0) in lexical order, then newest first.
+    lexical_rank = {text: rank for rank, text in enumerate(bm25)}
+    order = sorted(
+        NOTES,
+        key=lambda text: (-round(expected[text], 6), lexical_rank.get(text, len(bm25)), -NOTES.index(text)),
+    )
+    assert list(hybrid) == order
 
 
 def test_revise_retire_and_erase_take_vectors_away_without_a_trace(
