@@ -38,8 +38,9 @@ class Conn(Protocol):
     def executemany(self, sql: str, params: Iterable[Sequence[object]]) -> Cursor: ...
 
     def execute_all(self, statements: Sequence[Statement]) -> None:
-        """Run the statements in order, reading no answers: on OceanBase in one round trip (a
-        failing statement raises, and the ones after it do not run)."""
+        """Run the statements in order, reading no answers: on OceanBase in one round trip, sent
+        with the transaction's next statement or its COMMIT (a failing statement raises there,
+        and the ones after it do not run). Only inside a transaction."""
         ...
 
     def stream(self, sql: str) -> Cursor:

@@ -225,9 +225,13 @@ def mysql_spelling(sql: str) -> str:
 
 
 class _MysqlConn:
+    """A session, and the write statements `execute_all` holds back: they need no answer, so
+    they go with whatever the transaction sends next, its COMMIT included (a round trip less)."""
+
     def __init__(self, raw: Any) -> None:
         self.raw = raw
         self._sql: dict[str, str] = {}
+        self._held: list[str] = []
 
     def _spell(self, sql: str) -> str:
         spelled = self._sql.get(sql)
@@ -236,11 +240,13 @@ class _MysqlConn:
         return spelled
 
     def execute(self, sql: str, params: Sequence[object] = ()) -> Cursor:
+        self.send_held()
         cursor = self.raw.cursor()
         cursor.execute(self._spell(sql), tuple(params))
         return cursor  # type: ignore[no-any-return]
 
     def executemany(self, sql: str, params: Iterable[Sequence[object]]) -> Cursor:
+        self.send_held()
         cursor = self.raw.cursor()
         rows = [tuple(p) for p in params]
         if rows:
@@ -248,18 +254,34 @@ class _MysqlConn:
         return cursor  # type: ignore[no-any-return]
 
     def execute_all(self, statements: Sequence[Statement]) -> None:
+        self.send_held()
         cursor = self.raw.cursor()
         rendered = (
             statement
             for sql, rows in statements
             for statement in mysql_pipeline.statements(cursor, self._spell(sql), rows)
         )
-        for query in mysql_pipeline.queries(rendered):
-            mysql_pipeline.run(cursor, query)
+        self._held = list(mysql_pipeline.queries(rendered))
+
+    def send_held(self, then: str | None = None) -> None:
+        """Send the held statements, the last query with `then` after it (one more statement in
+        the same round trip); `then` alone when none are held. The server stops at the first
+        statement that fails (`then` is not run), and its error is raised here."""
+        held, self._held = self._held, []
+        if then is not None:
+            held = [*held[:-1], f"{held[-1]};{then}"] if held else [then]
+        if held:
+            cursor = self.raw.cursor()
+            for query in held:
+                mysql_pipeline.run(cursor, query)
+
+    def drop_held(self) -> None:
+        self._held = []
 
     def stream(self, sql: str) -> Cursor:
         import pymysql
 
+        self.send_held()
         cursor = self.raw.cursor(pymysql.cursors.SSCursor)  # unbuffered: rows as they arrive
         cursor.execute(self._spell(sql))
         return cursor  # type: ignore[no-any-return]
@@ -420,18 +442,22 @@ class MysqlBackend:
             # READ COMMITTED (the session's level): a write reads what it locked, as of now.
             raw.begin()
         else:
-            # A read sees one snapshot throughout, as SQLite's read transactions do.
+            # A read sees one snapshot throughout, as SQLite's read transactions do; both
+            # statements in one round trip.
             with raw.cursor() as cursor:
-                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-                cursor.execute("START TRANSACTION READ ONLY")
+                mysql_pipeline.run(
+                    cursor, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ;START TRANSACTION READ ONLY"
+                )
         _wait(raw, self.target.read_timeout)
 
     def commit(self, conn: Conn) -> None:
+        """COMMIT, after the statements `execute_all` held back, in their round trip."""
         assert isinstance(conn, _MysqlConn)
-        conn.raw.commit()
+        conn.send_held(then="COMMIT")
 
     def rollback(self, conn: Conn) -> None:
         assert isinstance(conn, _MysqlConn)
+        conn.drop_held()  # never sent, so nothing of them to undo
         conn.raw.rollback()
 
     def close(self, conn: Conn) -> None:
