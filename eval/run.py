@@ -35,7 +35,7 @@ from typing import Any
 import httpx
 
 from bench.embedded import wait_embedded
-from devtools.embedding_models import DEFAULT, MODELS
+from devtools.embedding_models import MODELS
 from devtools.server_process import ServerProcess
 from powercontext_api.models import PreparedContext, PreparedContextExplanation
 from powercontext_client import PowerContextClient
@@ -281,7 +281,7 @@ class RunOptions:
     configs: frozenset[str] | None = None  # None: every configuration
     lexical: bool = True
     hybrid: bool = False
-    weight: float | None = None  # the hybrid server's vector weight (None: the server's default)
+    weight: float | None = None  # the hybrid server's vector weight (None: tuned for the model)
     embedding_model: str | None = None  # the hybrid leg's model (None: the model server's default)
 
 
@@ -401,12 +401,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="lexical, hybrid (the embedding leg, with the bundled model on loopback) or both",
     )
     parser.add_argument("--configs", default=None, help="comma-separated configuration keys (default: all)")
-    parser.add_argument("--weight", type=float, default=None, help="the hybrid server's vector weight")
+    parser.add_argument(
+        "--weight",
+        type=float,
+        default=None,
+        help="the hybrid server's vector weight (default: tuned for the model)",
+    )
     parser.add_argument(
         "--embedding-model",
         choices=sorted(MODELS),
-        default=DEFAULT.name,
-        help=f"the hybrid leg's bundled model (default: {DEFAULT.name})",
+        default=hybrid.MODEL,
+        help=f"the hybrid leg's bundled model (default: {hybrid.MODEL})",
     )
     args = parser.parse_args(argv)
     legs = set(args.legs.split(","))
@@ -456,6 +461,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "groups": {r["config"]: _group(r["config"]) for r in runs},
         "tokenizer": "o200k_base (bpe-openai)",
         "embedding_model": args.embedding_model if options.hybrid else None,
+        "vector_weight": hybrid.weight_for(args.embedding_model, args.weight) if options.hybrid else None,
         "model": None
         if model is None
         else {"name": model.name, "config": MODEL_CONFIG, "budget": MODEL_BUDGET},
