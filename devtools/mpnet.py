@@ -11,8 +11,10 @@ all layers. Pooling is the model's own: the mean of the last layer over the toke
 
 from __future__ import annotations
 
+import bisect
 import functools
 import io
+import itertools
 import math
 import zipfile
 from collections.abc import Sequence
@@ -45,8 +47,7 @@ class _Joined(io.RawIOBase):
 
     def __init__(self, paths: Sequence[str]) -> None:
         self._files = [open(path, "rb") for path in paths]  # noqa: SIM115 (closed in close())
-        sizes = [f.seek(0, io.SEEK_END) for f in self._files]
-        self._starts = np.cumsum([0, *sizes]).tolist()
+        self._starts = [0, *itertools.accumulate(f.seek(0, io.SEEK_END) for f in self._files)]
         self._at = 0
 
     def readable(self) -> bool:
@@ -67,7 +68,7 @@ class _Joined(io.RawIOBase):
         view = memoryview(buffer).cast("B")
         done = 0
         while done < len(view) and self._at < self._starts[-1]:
-            part = int(np.searchsorted(self._starts, self._at, side="right")) - 1
+            part = bisect.bisect_right(self._starts, self._at) - 1
             f = self._files[part]
             f.seek(self._at - self._starts[part])
             count = f.readinto(view[done : done + min(len(view) - done, self._starts[part + 1] - self._at)])
