@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from devtools.embedding_models import MPNET
-from powercontext_runtime import backend_for
-from powercontext_runtime.vectors import VECTOR_WEIGHT
+from powercontext_runtime import VECTOR_WEIGHT, backend_for
 
 # Configurations the hybrid leg runs (the leg changes Memory recall only); each is reported
 # under its key with this suffix.

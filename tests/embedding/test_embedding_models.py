@@ -16,7 +16,7 @@ import pytest
 
 from devtools.embedding_models import DEFAULT, MINILM, MODELS, MPNET
 from eval.hybrid import model_env, weight_for
-from powercontext_runtime.vectors import VECTOR_WEIGHT
+from powercontext_runtime import VECTOR_WEIGHT
 
 FOOD = "A man is eating food."
 

@@ -16,7 +16,7 @@ import pytest
 from devtools.embedding_models import DEFAULT
 from eval import hybrid, model_step, report, run
 from eval.locomo import PATH_ENV, load
-from powercontext_runtime.vectors import VECTOR_WEIGHT
+from powercontext_runtime import VECTOR_WEIGHT
 
 from ..hosts.fakes import Received, RecordingServer, Reply
 
