@@ -1,5 +1,6 @@
 """A document list brought up to date from log rows holds exactly the documents a replay of every
-change in order leaves (a document's last change decides), in key order (search/_doclists.py)."""
+change in order leaves (a document's last change decides), in key order (search/_doclists.py), and
+reads only the rows' documents to do it."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 
 from powercontext_runtime.search._doclists import applied
-from powercontext_runtime.search._log import LoggedWrite
+from powercontext_runtime.search._log import LoggedWrite, pack, pack_tail, unpack, unpack_documents
 
 
 def added(keys: list[int], lengths: list[int]) -> LoggedWrite:
@@ -45,3 +46,23 @@ def test_the_last_change_of_each_document_decides(seed: int) -> None:
             generation += len(keys)
             rows.append((generation, keys[0], added(keys, lengths)))
     assert applied(docs, rows).tolist() == [list(pair) for pair in sorted(expected.items())]
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_rows_documents_read_alone_are_those_it_unpacks_whole(seed: int) -> None:
+    """A list is brought up to date from the rows' documents only (`unpack_documents`), never
+    decoding their terms and postings: the same keys and lengths as the whole row."""
+    rng = np.random.default_rng(seed)
+    count = int(rng.integers(1, 40))
+    offsets = np.sort(rng.choice(5000, count, replace=False)).astype(np.int64)
+    lengths = rng.integers(1, 300, count).astype(np.int32)
+    terms = sorted({f"t{int(t)}" for t in rng.integers(0, 500, 60)} | {"记忆", "系统"})
+    bounds = np.concatenate(([0], np.cumsum(rng.integers(1, 4, len(terms))))).astype(np.int64)
+    positions = rng.integers(0, count, int(bounds[-1])).astype(np.int64)
+    tfs = rng.integers(1, 5, int(bounds[-1])).astype(np.int32)
+    base = int(rng.integers(1, 10**9))
+    blob = pack(base, offsets + base, pack_tail(lengths, terms, bounds, positions, tfs))
+    whole, documents = unpack(base, blob), unpack_documents(base, blob)
+    assert documents.doc_keys.tolist() == whole.doc_keys.tolist() == (offsets + base).tolist()
+    assert documents.lengths.tolist() == whole.lengths.tolist() == lengths.tolist()
+    assert whole.terms == terms  # the rest of the row is still there for a replay

@@ -15,8 +15,9 @@ one write transaction and rewrites only the stretches that changed (an append to
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import pairwise
+from typing import Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -39,11 +40,35 @@ LIST_EVERY = 2048
 Docs = npt.NDArray[np.int64]  # rows of (doc_key, length), in key order
 
 
+class _Added(Protocol):
+    """What a log row added, as far as a list of documents cares."""
+
+    @property
+    def doc_keys(self) -> npt.NDArray[np.int64]: ...
+
+    @property
+    def lengths(self) -> npt.NDArray[np.int32]: ...
+
+
+Added = TypeVar("Added", bound=_Added)
+
+
 def logged_since(conn: Conn, scope_key: int, family: str, after: int, through: int) -> list[LogRow] | None:
-    """The log rows of generations (after, through], oldest first; None when the log no longer
-    holds every one of them (rows older than LOG_RETAIN generations are pruned)."""
+    """The log rows of generations (after, through], oldest first, unpacked whole; None when the
+    log no longer holds every one of them (rows older than LOG_RETAIN generations are pruned)."""
+    return _rows_since(conn, scope_key, family, after, through, _log.unpack)
+
+
+def _rows_since(
+    conn: Conn,
+    scope_key: int,
+    family: str,
+    after: int,
+    through: int,
+    unpack: Callable[[int, bytes], Added],
+) -> list[tuple[int, int, Added | None]] | None:
     rows = [
-        (int(g), int(k), None if added is None else _log.unpack(int(k), bytes(added)))
+        (int(g), int(k), None if added is None else unpack(int(k), bytes(added)))
         for g, k, added in conn.execute(
             "SELECT generation, doc_key, added FROM search_log"
             " WHERE scope_key = ? AND family = ? AND generation > ? AND generation <= ? ORDER BY generation",
@@ -60,7 +85,9 @@ def documents(conn: Conn, scope_key: int, family: str, generation: int) -> Docs:
     list brought up to date from the log, else every `search_docs` row."""
     listed = _listed(conn, scope_key, family)
     if listed is not None and listed[0] <= generation:
-        rows = logged_since(conn, scope_key, family, listed[0], generation)
+        # Only the rows' documents: right after a fast ingest the list may be hundreds of
+        # batches behind, and unpacking their postings took a fresh reader a second and a GiB.
+        rows = _rows_since(conn, scope_key, family, listed[0], generation, _log.unpack_documents)
         if rows is not None:
             return applied(_joined(listed[1]), rows)
     return _read_whole(conn, scope_key, family)
@@ -78,7 +105,7 @@ def _read_whole(conn: Conn, scope_key: int, family: str) -> Docs:
     return docs
 
 
-def applied(docs: Docs, rows: Sequence[LogRow]) -> Docs:
+def applied(docs: Docs, rows: Sequence[tuple[int, int, _Added | None]]) -> Docs:
     """`docs` after the log rows, in generation order: a document's last change (added with its
     length, or removed) decides whether it is there, whatever it was before."""
     keys: list[npt.NDArray[np.int64]] = []

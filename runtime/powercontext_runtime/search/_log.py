@@ -41,6 +41,15 @@ class LoggedWrite:
     tfs: npt.NDArray[np.int32]
 
 
+@dataclass(frozen=True, slots=True)
+class LoggedDocuments:
+    """The documents one logged write added and their lengths, its terms and postings left
+    packed: what a list of the family's documents needs of it."""
+
+    doc_keys: npt.NDArray[np.int64]
+    lengths: npt.NDArray[np.int32]
+
+
 def pack_tail(
     lengths: npt.ArrayLike,
     terms: list[str],
@@ -90,6 +99,15 @@ def unpack(base: int, blob: bytes, lazy: bool = False) -> LoggedWrite:
         positions.astype(np.int64),
         tfs,
     )
+
+
+def unpack_documents(base: int, blob: bytes) -> LoggedDocuments:
+    """The row's documents and lengths alone: two arrays from the front of the blob, however many
+    terms and postings follow (a fresh reader's list of a million documents may have a few
+    hundred batches to apply, each with tens of thousands of postings)."""
+    n = int(np.frombuffer(blob, _HEADER, 1)[0])
+    offsets = np.frombuffer(blob, "<u4", n, 12)
+    return LoggedDocuments(offsets.astype(np.int64) + base, np.frombuffer(blob, "<i4", n, 12 + 4 * n))
 
 
 class PackedTerms(Sequence[str]):
