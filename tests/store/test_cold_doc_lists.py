@@ -178,3 +178,33 @@ def test_the_migration_lists_the_families_of_an_existing_database(db: Backend) -
     reopened = SqlStore(db)
     assert query(db, "SELECT COUNT(*) FROM search_doc_lists") == [(3,)]
     reopened.close()
+
+
+@pytest.mark.parametrize("head", [_doclists.DOCUMENTS_HEAD, 40], ids=["as-shipped", "40-bytes"])
+def test_a_list_behind_by_batches_reads_their_documents_not_their_postings(
+    db: Backend, statements: list[str], monkeypatch: pytest.MonkeyPatch, head: int
+) -> None:
+    """A fresh reader brings a list up to date from only the front of each log row, where the
+    row's documents are; a row whose documents do not fit there (here: more than 3 when only 40
+    bytes are read) is read again whole. Either way it ranks as one that read every document."""
+    monkeypatch.setattr(_doclists, "DOCUMENTS_HEAD", head)
+    store, _ = written(db, 8, 3)
+    store.merge_index()  # lists the 18 documents
+    listed = query(db, "SELECT MIN(generation) FROM search_doc_lists")[0][0]
+    rng = random.Random(9)
+    for _ in range(4):  # batches of 6 after the list, which stays where it is
+        texts = [" ".join(rng.choices(WORDS, k=rng.randint(2, 7))) for _ in range(6)]
+        store.run(memory.remember_batch, "s:1", [(t, "fact", None) for t in texts], None)
+    store.run(memory.remember, "s:1", "heron alpha", "fact", None)  # a row of one document
+    store.close()
+    assert query(db, "SELECT MIN(generation) FROM search_doc_lists")[0][0] == listed
+    statements.clear()
+    cold = SqlStore(db)
+    cold_ranked = ranked(cold, QUERIES)
+    assert not [sql for sql in statements if "search_docs" in sql]
+    assert [sql for sql in statements if "substr(added, 1, ?)" in sql]  # the fronts of the rows
+    whole_rows = [sql for sql in statements if sql.startswith("SELECT added FROM search_log")]
+    assert len(whole_rows) == (4 if head == 40 else 0)  # the 4 batches, when 40 bytes cannot hold them
+    cold.close()
+    query(db, "DELETE FROM search_doc_lists")
+    assert ranked(SqlStore(db), QUERIES) == cold_ranked

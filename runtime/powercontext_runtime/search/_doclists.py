@@ -15,7 +15,7 @@ one write transaction and rewrites only the stretches that changed (an append to
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from itertools import pairwise
 from typing import Protocol, TypeVar
 
@@ -38,6 +38,10 @@ LIST_DOCUMENTS = 4096
 LIST_EVERY = 2048
 
 Docs = npt.NDArray[np.int64]  # rows of (doc_key, length), in key order
+# Bytes read from the front of each log row for a list of documents: a row's documents and
+# lengths take 8 bytes each after a 12-byte header, so a write of up to 2,046 documents (a batch
+# holds 1,000 at most) fits, and its postings are not read. A longer row is read again whole.
+DOCUMENTS_HEAD = 16_384
 
 
 class _Added(Protocol):
@@ -56,26 +60,42 @@ Added = TypeVar("Added", bound=_Added)
 def logged_since(conn: Conn, scope_key: int, family: str, after: int, through: int) -> list[LogRow] | None:
     """The log rows of generations (after, through], oldest first, unpacked whole; None when the
     log no longer holds every one of them (rows older than LOG_RETAIN generations are pruned)."""
-    return _rows_since(conn, scope_key, family, after, through, _log.unpack)
-
-
-def _rows_since(
-    conn: Conn,
-    scope_key: int,
-    family: str,
-    after: int,
-    through: int,
-    unpack: Callable[[int, bytes], Added],
-) -> list[tuple[int, int, Added | None]] | None:
     rows = [
-        (int(g), int(k), None if added is None else unpack(int(k), bytes(added)))
+        (int(g), int(k), None if added is None else _log.unpack(int(k), bytes(added)))
         for g, k, added in conn.execute(
             "SELECT generation, doc_key, added FROM search_log"
             " WHERE scope_key = ? AND family = ? AND generation > ? AND generation <= ? ORDER BY generation",
             (scope_key, family, after, through),
         )
     ]
-    # A row takes a generation per document it adds; rows the log no longer keeps leave a gap.
+    return _whole(rows, after, through)
+
+
+def _documents_since(
+    conn: Conn, scope_key: int, family: str, after: int, through: int
+) -> list[tuple[int, int, _log.LoggedDocuments | None]] | None:
+    """`logged_since`, reading of each row only the front that holds its documents."""
+    heads = conn.execute(
+        "SELECT generation, doc_key, substr(added, 1, ?) FROM search_log"
+        " WHERE scope_key = ? AND family = ? AND generation > ? AND generation <= ? ORDER BY generation",
+        (DOCUMENTS_HEAD, scope_key, family, after, through),
+    ).fetchall()
+    rows = []
+    for g, k, head in heads:
+        if head is not None and len(head) < _log.documents_end(bytes(head)):
+            head = conn.execute(
+                "SELECT added FROM search_log WHERE scope_key = ? AND family = ? AND generation = ?",
+                (scope_key, family, g),
+            ).fetchone()[0]
+        rows.append((int(g), int(k), None if head is None else _log.unpack_documents(int(k), bytes(head))))
+    return _whole(rows, after, through)
+
+
+def _whole(
+    rows: list[tuple[int, int, Added | None]], after: int, through: int
+) -> list[tuple[int, int, Added | None]] | None:
+    """`rows` if they hold every generation of (after, through], else None: a row takes a
+    generation per document it adds, and rows the log no longer keeps leave a gap."""
     taken = sum(1 if logged is None else len(logged.doc_keys) for _, _, logged in rows)
     return rows if taken == through - after else None
 
@@ -87,7 +107,7 @@ def documents(conn: Conn, scope_key: int, family: str, generation: int) -> Docs:
     if listed is not None and listed[0] <= generation:
         # Only the rows' documents: right after a fast ingest the list may be hundreds of
         # batches behind, and unpacking their postings took a fresh reader a second and a GiB.
-        rows = _rows_since(conn, scope_key, family, listed[0], generation, _log.unpack_documents)
+        rows = _documents_since(conn, scope_key, family, listed[0], generation)
         if rows is not None:
             return applied(_joined(listed[1]), rows)
     return _read_whole(conn, scope_key, family)

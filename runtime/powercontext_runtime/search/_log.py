@@ -101,10 +101,16 @@ def unpack(base: int, blob: bytes, lazy: bool = False) -> LoggedWrite:
     )
 
 
+def documents_end(head: bytes) -> int:
+    """How many bytes from the front of a row hold its documents and their lengths (`head`: at
+    least its first 4)."""
+    return 12 + 8 * int(np.frombuffer(head, _HEADER, 1)[0])
+
+
 def unpack_documents(base: int, blob: bytes) -> LoggedDocuments:
-    """The row's documents and lengths alone: two arrays from the front of the blob, however many
-    terms and postings follow (a fresh reader's list of a million documents may have a few
-    hundred batches to apply, each with tens of thousands of postings)."""
+    """The row's documents and lengths alone: two arrays from the front of the blob, of which
+    `documents_end` bytes are enough (a fresh reader's list of a million documents may have a few
+    hundred batches to apply, each with tens of thousands of postings after them)."""
     n = int(np.frombuffer(blob, _HEADER, 1)[0])
     offsets = np.frombuffer(blob, "<u4", n, 12)
     return LoggedDocuments(offsets.astype(np.int64) + base, np.frombuffer(blob, "<i4", n, 12 + 4 * n))
