@@ -64,6 +64,20 @@ def query(backend: Backend, sql: str, params: Sequence[object] = ()) -> list[tup
         backend.close(conn)
 
 
+def ranks_as_a_whole_read(db: Backend, statements: list[str]) -> list[str]:
+    """The statements a fresh store sent to rank QUERIES, after checking that it read no row per
+    document and ranked as a store that reads every `search_docs` row (the lists dropped)."""
+    statements.clear()
+    cold = SqlStore(db)
+    cold_ranked = ranked(cold, QUERIES)
+    sent = list(statements)
+    assert not [sql for sql in sent if "search_docs" in sql]
+    cold.close()
+    query(db, "DELETE FROM search_doc_lists")
+    assert ranked(SqlStore(db), QUERIES) == cold_ranked
+    return sent
+
+
 def written(backend: Backend, seed: int, batches: int) -> tuple[SqlStore, list[MemoryCitation]]:
     rng = random.Random(seed)
     store = SqlStore(backend)
@@ -153,13 +167,7 @@ def test_the_log_keeps_what_a_list_is_brought_up_to_date_from(
         store.run(memory.remember, "s:1", f"heron {n} alpha", "fact", None)
     store.close()
     assert query(db, "SELECT MIN(generation) FROM search_doc_lists")[0][0] == listed
-    statements.clear()
-    cold = SqlStore(db)
-    cold_ranked = ranked(cold, QUERIES)
-    assert not [sql for sql in statements if "search_docs" in sql]
-    cold.close()
-    query(db, "DELETE FROM search_doc_lists")
-    assert ranked(SqlStore(db), QUERIES) == cold_ranked
+    ranks_as_a_whole_read(db, statements)
 
 
 def test_an_erased_scope_leaves_no_list(db: Backend) -> None:
@@ -198,13 +206,7 @@ def test_a_list_behind_by_batches_reads_their_documents_not_their_postings(
     store.run(memory.remember, "s:1", "heron alpha", "fact", None)  # a row of one document
     store.close()
     assert query(db, "SELECT MIN(generation) FROM search_doc_lists")[0][0] == listed
-    statements.clear()
-    cold = SqlStore(db)
-    cold_ranked = ranked(cold, QUERIES)
-    assert not [sql for sql in statements if "search_docs" in sql]
-    assert [sql for sql in statements if "substr(added, 1, ?)" in sql]  # the fronts of the rows
-    whole_rows = [sql for sql in statements if sql.startswith("SELECT added FROM search_log")]
+    sent = ranks_as_a_whole_read(db, statements)
+    assert [sql for sql in sent if "substr(added, 1, ?)" in sql]  # the fronts of the rows
+    whole_rows = [sql for sql in sent if sql.startswith("SELECT added FROM search_log")]
     assert len(whole_rows) == (4 if head == 40 else 0)  # the 4 batches, when 40 bytes cannot hold them
-    cold.close()
-    query(db, "DELETE FROM search_doc_lists")
-    assert ranked(SqlStore(db), QUERIES) == cold_ranked
