@@ -55,6 +55,11 @@ class _Added(Protocol):
 
 
 Added = TypeVar("Added", bound=_Added)
+# The log rows of generations (after, through] of a (Scope, family), oldest first.
+_SINCE = (
+    " FROM search_log WHERE scope_key = ? AND family = ? AND generation > ? AND generation <= ?"
+    " ORDER BY generation"
+)
 
 
 def logged_since(conn: Conn, scope_key: int, family: str, after: int, through: int) -> list[LogRow] | None:
@@ -63,9 +68,7 @@ def logged_since(conn: Conn, scope_key: int, family: str, after: int, through: i
     rows = [
         (int(g), int(k), None if added is None else _log.unpack(int(k), bytes(added)))
         for g, k, added in conn.execute(
-            "SELECT generation, doc_key, added FROM search_log"
-            " WHERE scope_key = ? AND family = ? AND generation > ? AND generation <= ? ORDER BY generation",
-            (scope_key, family, after, through),
+            "SELECT generation, doc_key, added" + _SINCE, (scope_key, family, after, through)
         )
     ]
     return _whole(rows, after, through)
@@ -76,8 +79,7 @@ def _documents_since(
 ) -> list[tuple[int, int, _log.LoggedDocuments | None]] | None:
     """`logged_since`, reading of each row only the front that holds its documents."""
     heads = conn.execute(
-        "SELECT generation, doc_key, substr(added, 1, ?) FROM search_log"
-        " WHERE scope_key = ? AND family = ? AND generation > ? AND generation <= ? ORDER BY generation",
+        "SELECT generation, doc_key, substr(added, 1, ?)" + _SINCE,
         (DOCUMENTS_HEAD, scope_key, family, after, through),
     ).fetchall()
     rows = []
