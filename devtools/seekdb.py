@@ -17,12 +17,25 @@ from pathlib import Path
 import pymysql
 
 READY_TIMEOUT_S = 90
+STOP_TIMEOUT_S = 10
 
 
 def seekdb_binary() -> Path:
     import pylibseekdb  # type: ignore[import-untyped]
 
     return Path(pylibseekdb.__file__).resolve().parent / "seekdb"
+
+
+def _all_stopped(pid: int) -> bool:
+    """Whether every thread of the process is stopped by a signal (state T in /proc)."""
+    for stat in Path(f"/proc/{pid}/task").glob("*/stat"):
+        try:
+            state = stat.read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):  # the thread just ended
+            continue
+        if state != "T":
+            return False
+    return True
 
 
 def free_port() -> int:
@@ -129,8 +142,15 @@ class SeekdbServer:
         return self.process.poll() is None
 
     def pause(self) -> None:
-        """SIGSTOP: the server hangs. Its sockets stay open, so clients connect and wait for answers."""
+        """SIGSTOP: the server hangs. Its sockets stay open, so clients connect and wait for answers.
+        Returns once every thread has stopped: the signal is sent at once, but each thread stops
+        only when it next runs, and on a loaded machine seekdb answered requests sent after it."""
         self.process.send_signal(signal.SIGSTOP)
+        deadline = time.monotonic() + STOP_TIMEOUT_S
+        while not _all_stopped(self.process.pid):
+            if time.monotonic() >= deadline:
+                raise RuntimeError(f"seekdb did not stop within {STOP_TIMEOUT_S} s of SIGSTOP")
+            time.sleep(0.005)
 
     def resume(self) -> None:
         self.process.send_signal(signal.SIGCONT)
