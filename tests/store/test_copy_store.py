@@ -8,13 +8,10 @@ that fails part-way leaves the target empty, as it was (brief: a failed write lo
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from devtools.seekdb import SeekdbServer
 from powercontext_api.models import PrepareContextRequest, RememberRequest, ScopeCreateRequest
 from powercontext_runtime import Settings, backend_for, open_application
 from powercontext_runtime.search._postings import unpack_postings
@@ -63,23 +60,6 @@ def table_rows(url: str) -> dict[str, list[tuple[Any, ...]]]:
 def decoded(segment: int, packed: int | bytes) -> tuple[tuple[int, ...], tuple[int, ...]]:
     keys, tfs = unpack_postings(segment, packed)
     return tuple(keys.tolist()), tuple(tfs.tolist())
-
-
-@pytest.fixture
-def urls(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[dict[str, str]]:
-    """A factory of empty databases by backend name (seekdb starts only when asked for)."""
-
-    class Urls(dict[str, str]):
-        def __missing__(self, key: str) -> str:
-            if key.startswith("sqlite"):
-                url = f"sqlite:///{tmp_path / (key + '.sqlite3')}"
-            else:
-                server: SeekdbServer = request.getfixturevalue("seekdb")
-                url = server.new_database_url()
-            self[key] = url
-            return url
-
-    yield Urls()
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,6 @@ from typing import Any
 import httpx
 import pytest
 
-from devtools.seekdb import SeekdbServer
 from powercontext_api.models import (
     CandidateDecisionRequest,
     CandidateGetRequest,
@@ -81,23 +80,6 @@ def opened(url: str) -> Iterator[ScopedContextApplication]:
         yield app
     finally:
         app.close()
-
-
-@pytest.fixture
-def urls(tmp_path: Path, request: pytest.FixtureRequest) -> dict[str, str]:
-    """A factory of empty databases by name (seekdb starts only when an `oceanbase*` one is asked for)."""
-
-    class Urls(dict[str, str]):
-        def __missing__(self, key: str) -> str:
-            if key.startswith("sqlite"):
-                url = f"sqlite:///{tmp_path / (key + '.sqlite3')}"
-            else:
-                server: SeekdbServer = request.getfixturevalue("seekdb")
-                url = server.new_database_url()
-            self[key] = url
-            return url
-
-    return Urls()
 
 
 # Building and observing a Scope -------------------------------------------------------------------
