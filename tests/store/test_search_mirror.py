@@ -13,6 +13,8 @@ import random
 import sqlite3
 import threading
 from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -81,6 +83,30 @@ def with_neighbours(scored: list[tuple[float, int]], live_keys: list[int]) -> li
         gain = max((best.get(other, 0.0) for other in near), default=0.0)
         rescored.append((float(np.round(score + NEIGHBOUR_WEIGHT * gain, SCORE_DIGITS)), key))
     return sorted(rescored, reverse=True)
+
+
+@contextmanager
+def snapshot_before(store: SqlStore, scope_id: str, newer_request: Callable[[], None]) -> Iterator[None]:
+    """Begin this thread's read snapshot, run `newer_request` to its end on another thread (its
+    writes and searches move the shared mirror on), then run the body in the older snapshot. A
+    failed assertion in `newer_request` fails the test."""
+    failures: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            newer_request()
+        except BaseException as exc:
+            failures.append(exc)
+
+    with store.reading():
+        assert store.run(scopes.get_scope, scope_id) is not None  # the snapshot starts here
+        other = threading.Thread(target=run)
+        other.start()
+        other.join(10)
+        assert not other.is_alive(), "the newer request did not finish within 10 s"
+        if failures:
+            raise failures[0]
+        yield
 
 
 def texts(store: SqlStore, query: str, limit: int = 5) -> list[str]:
@@ -212,23 +238,14 @@ def test_a_snapshot_older_than_the_mirror_answers_for_its_moment_and_leaves_the_
     store.run(scopes.create_scope, Scope("s:1", "", "", (), 1))
     store.run(memory.remember, "s:1", "quokka by the river", "fact", None)
     store.run(memory.remember, "s:1", "heron on the bank", "fact", None)
-    snapshot_open, newer_replayed = threading.Event(), threading.Event()
 
     def newer_request() -> None:
-        snapshot_open.wait(10)
         store.run(memory.remember, "s:1", "quokka and heron together", "fact", None)
         assert len(texts(store, "heron")) == 2  # replays the write into the mirror
-        newer_replayed.set()
 
-    other = threading.Thread(target=newer_request)
-    other.start()
-    with store.reading():
-        assert store.run(scopes.get_scope, "s:1") is not None  # the snapshot starts here
-        snapshot_open.set()
-        assert newer_replayed.wait(10)
+    with snapshot_before(store, "s:1", newer_request):
         assert texts(store, "heron") == ["heron on the bank"]
         assert texts(store, "quokka") == ["quokka by the river"]  # a term the mirror had not loaded
-    other.join()
     assert sorted(texts(store, "quokka")) == ["quokka and heron together", "quokka by the river"]
     store.close()
 
@@ -248,24 +265,15 @@ def test_a_snapshot_older_than_the_mirror_still_finds_the_version_it_sees_as_hea
     first = store.run(memory.remember, "s:1", "heron quokka version one", "fact", None)
     store.run(memory.remember, "s:1", "heron quokka version one", "fact", None)
     assert len(texts(store, "heron")) == 2
-    snapshot_open, newer_replayed = threading.Event(), threading.Event()
 
     def newer_request() -> None:
-        snapshot_open.wait(10)
         store.run(memory.revise_memory_entry, "s:1", first.citation, "heron quokka version two")
         assert "heron quokka version two" in texts(store, "heron")  # the mirror moves on
         assert "heron quokka version two" in texts(store, "quokka version")  # learned after the removal
-        newer_replayed.set()
 
-    other = threading.Thread(target=newer_request)
-    other.start()
-    with store.reading():
-        assert store.run(scopes.get_scope, "s:1") is not None  # the snapshot starts here
-        snapshot_open.set()
-        assert newer_replayed.wait(10)
+    with snapshot_before(store, "s:1", newer_request):
         assert texts(store, "heron") == ["heron quokka version one"] * 2
         assert texts(store, "quokka version") == ["heron quokka version one"] * 2
-    other.join()
     assert sorted(texts(store, "heron")) == ["heron quokka version one", "heron quokka version two"]
     store.close()
 
