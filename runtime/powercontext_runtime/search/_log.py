@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 _HEADER = np.dtype("<u4")
+_HEADER_BYTES = 12  # n, m and p
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,27 +74,28 @@ def pack_tail(
 
 def pack(base: int, doc_keys: npt.NDArray[np.int64], tail: bytes) -> bytes:
     """A log row's `added` blob: the tail's header, the keys as offsets from `base`, the rest."""
-    return tail[:12] + (doc_keys - base).astype("<u4").tobytes() + tail[12:]
+    return tail[:_HEADER_BYTES] + (doc_keys - base).astype("<u4").tobytes() + tail[_HEADER_BYTES:]
 
 
 def unpack(base: int, blob: bytes, lazy: bool = False) -> LoggedWrite:
     """The row's arrays; its terms as a list, or (`lazy`) as `PackedTerms`, decoded on demand: a
     merge or a cold term read needs a few of a CJK batch's hundreds of thousands."""
-    n, m, p = (int(x) for x in np.frombuffer(blob, _HEADER, 3))
-    at = 12
+    _, m, p = (int(x) for x in np.frombuffer(blob, _HEADER, 3))
+    documents = unpack_documents(base, blob)
+    at = documents_end(blob)
     parts = []
-    for count, dtype in ((n, "<u4"), (n, "<i4"), (m + 1, "<u4"), (p, "<u4"), (p, "<i4")):
+    for count, dtype in ((m + 1, "<u4"), (p, "<u4"), (p, "<i4")):
         parts.append(np.frombuffer(blob, dtype, count, at))
         at += 4 * count
-    offsets, lengths, bounds, positions, tfs = parts
+    bounds, positions, tfs = parts
     text = bytes(blob[at:])
     if lazy:  # views into the row where they can be: a CJK batch's row holds millions of postings
         return LoggedWrite(
-            offsets.astype(np.int64) + base, lengths, PackedTerms(text, m), bounds, positions, tfs
+            documents.doc_keys, documents.lengths, PackedTerms(text, m), bounds, positions, tfs
         )
     return LoggedWrite(
-        offsets.astype(np.int64) + base,
-        lengths,
+        documents.doc_keys,
+        documents.lengths,
         text.decode().split("\n") if m else [],
         bounds.astype(np.int64),
         positions.astype(np.int64),
@@ -104,7 +106,7 @@ def unpack(base: int, blob: bytes, lazy: bool = False) -> LoggedWrite:
 def documents_end(head: bytes) -> int:
     """How many bytes from the front of a row hold its documents and their lengths (`head`: at
     least its first 4)."""
-    return 12 + 8 * int(np.frombuffer(head, _HEADER, 1)[0])
+    return _HEADER_BYTES + 8 * int(np.frombuffer(head, _HEADER, 1)[0])
 
 
 def unpack_documents(base: int, blob: bytes) -> LoggedDocuments:
@@ -112,8 +114,9 @@ def unpack_documents(base: int, blob: bytes) -> LoggedDocuments:
     `documents_end` bytes are enough (a fresh reader's list of a million documents may have a few
     hundred batches to apply, each with tens of thousands of postings after them)."""
     n = int(np.frombuffer(blob, _HEADER, 1)[0])
-    offsets = np.frombuffer(blob, "<u4", n, 12)
-    return LoggedDocuments(offsets.astype(np.int64) + base, np.frombuffer(blob, "<i4", n, 12 + 4 * n))
+    offsets = np.frombuffer(blob, "<u4", n, _HEADER_BYTES)
+    lengths = np.frombuffer(blob, "<i4", n, _HEADER_BYTES + 4 * n)
+    return LoggedDocuments(offsets.astype(np.int64) + base, lengths)
 
 
 class PackedTerms(Sequence[str]):
