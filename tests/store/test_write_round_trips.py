@@ -176,6 +176,25 @@ def test_a_read_begins_its_snapshot_in_one_round_trip(store: Store, sent: list[s
     assert begun == ["SET TRANSACTION ISOLATION LEVEL REPEATABLE READ;START TRANSACTION READ ONLY"]
 
 
+@writes
+def _rename_then_refuse(conn: Conn, scope_id: str) -> None:
+    """Renames the Scope in one `execute_all` (held back on OceanBase), then refuses the write."""
+    conn.execute_all([("UPDATE scopes SET title = ? WHERE scope_id = ?", [("renamed", scope_id)])])
+    raise RevisionConflict("refused after the rows were written")
+
+
+def test_a_write_refused_after_its_rows_leaves_them_out_of_the_next_one_too(store: Store) -> None:
+    """Rows held for the COMMIT that never came are dropped with the transaction: the next write
+    on the same connection does not carry them along."""
+    with pytest.raises(RevisionConflict):
+        store.run(_rename_then_refuse, "s:1")
+    store.run(memory.remember, "s:1", "heron by the river", "fact", None)
+    scope = store.run(scopes.get_scope, "s:1")
+    assert scope is not None and scope.title == "Team"
+    listed = [entry.text for _, entry in store.run(memory.list_memory_entries, "s:1", 0, 10)]
+    assert listed == ["heron by the river"]
+
+
 def test_a_statement_failing_after_others_in_one_go_leaves_the_data_as_before(store: Store) -> None:
     store.run(memory.remember, "s:1", "heron by the river", "fact", None)
     with pytest.raises(RevisionConflict):
