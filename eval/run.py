@@ -2,7 +2,7 @@
 question under fixed configurations and budgets, and write what the prepared text carried.
 
     .venv/bin/python -m eval.run                      # LoCoMo: all 10 conversations, every budget
-    .venv/bin/python -m eval.run --data eval/fixtures/smoke.json   # the smoke run `make test` makes
+    .venv/bin/python -m eval.run --data eval/fixtures/smoke.json   # the smoke data `make test` runs
 
 One Scope per conversation; each dialogue turn is one Memory entry (`[date] speaker: text`, an
 image by its caption); each session summary is one Topic Memory topic; each session's events are
@@ -17,6 +17,7 @@ its tables (nothing is downloaded).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import functools
 import json
@@ -27,7 +28,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -251,21 +253,30 @@ def evaluate(
     leg, its configurations run again on a server with the embedding leg on (keys `...+hybrid`)."""
     options = options or RunOptions()
     configs = [c for c in CONFIGS if options.configs is None or c.key in options.configs]
-    url = f"sqlite:///{work / 'eval.sqlite3'}"
+    url, hybrid_url = f"sqlite:///{work / 'eval.sqlite3'}", f"sqlite:///{work / 'hybrid.sqlite3'}"
     results: list[dict[str, Any]] = []
-    if options.lexical:
-        results += _server_runs(conversations, budgets, work, url, configs, model)
-    if options.hybrid:
-        chosen = [c for c in configs if c.key in hybrid.HYBRID_CONFIGS]
-        renamed = [
-            dataclasses.replace(c, key=c.key + hybrid.SUFFIX, label=c.label + ", hybrid") for c in chosen
-        ]
-        with hybrid.model_env(options.weight, options.embedding_model) as env:
+    # Every server starts at once: start-up is mostly imports, and the hybrid leg's server idles,
+    # empty, until the lexical leg has been measured.
+    with contextlib.ExitStack() as stack, ThreadPoolExecutor(max_workers=2) as pool:
+        if options.lexical:
+            lexical = stack.enter_context(_starting(pool, url, work / "server.log"))
+        if options.hybrid:
+            env = stack.enter_context(hybrid.model_env(options.weight, options.embedding_model))
+            hybrid_server = stack.enter_context(
+                _starting(pool, hybrid_url, work / "hybrid" / "server.log", env)
+            )
+        if options.lexical:
+            results += _server_runs(conversations, budgets, lexical.result(), url, configs, model)
+        if options.hybrid:
+            chosen = [c for c in configs if c.key in hybrid.HYBRID_CONFIGS]
+            renamed = [
+                dataclasses.replace(c, key=c.key + hybrid.SUFFIX, label=c.label + ", hybrid") for c in chosen
+            ]
             results += _server_runs(
                 conversations,
                 budgets,
-                work / "hybrid",
-                f"sqlite:///{work / 'hybrid.sqlite3'}",
+                hybrid_server.result(),
+                hybrid_url,
                 renamed,
                 None,
                 env,
@@ -274,6 +285,20 @@ def evaluate(
         return results, {}
     ablation = format_ablation.compare(url, [(scope_of(c), c) for c in conversations], count_tokens)
     return results, ablation
+
+
+@contextlib.contextmanager
+def _starting(
+    pool: ThreadPoolExecutor, url: str, log: Path, env: dict[str, str] | None = None
+) -> Iterator[Future[ServerProcess]]:
+    """A server on `url` starting in the background, stopped on leaving the block (once started)."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    future = pool.submit(ServerProcess, url, log, extra_env=env)
+    try:
+        yield future
+    finally:
+        if future.exception() is None:  # waits for the start
+            future.result().stop()
 
 
 @dataclass(frozen=True)
@@ -288,14 +313,13 @@ class RunOptions:
 def _server_runs(
     conversations: Sequence[Conversation],
     budgets: Sequence[int],
-    work: Path,
+    server: ServerProcess,
     url: str,
     configs: Sequence[Config],
     model: Model | None,
     env: dict[str, str] | None = None,
 ) -> list[dict[str, Any]]:
-    work.mkdir(parents=True, exist_ok=True)
-    server = ServerProcess(url, work / "server.log", extra_env=env)
+    """Seed `server` (on `url`), run every configuration and budget on it, then stop it."""
     results: list[dict[str, Any]] = []
     try:
         with PowerContextClient(f"http://127.0.0.1:{server.port}", timeout=60) as pc, httpx.Client() as http:
