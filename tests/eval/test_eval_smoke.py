@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
+import runpy
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,13 +24,39 @@ from ..hosts.fakes import Received, RecordingServer, Reply
 
 REPO = Path(__file__).resolve().parents[2]
 SMOKE = REPO / "eval" / "fixtures" / "smoke.json"
+# Two budgets keep the shared run short; the receipt test runs every one of `run.BUDGETS`.
+SMOKE_BUDGETS = (2000, 8000)
+FAKE_ANSWER = "7 May 2023."
 
 
-def test_the_smoke_data_runs_every_configuration_and_budget(tmp_path: Path) -> None:
-    out = tmp_path / "latest.json"
-    # The toolchain's bundled model: the evaluation's own (all-mpnet-base-v2) comes with `make eval`.
-    assert run.main(["--data", str(SMOKE), "--out", str(out), "--embedding-model", DEFAULT.name]) == 0
-    results = json.loads(out.read_text())
+@dataclass(frozen=True)
+class SmokeRun:
+    results: dict[str, Any]
+    asked: list[Received]  # what the fake model received
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory: pytest.TempPathFactory) -> SmokeRun:
+    """One `make eval` run over the smoke data, both legs, with a fake model answering the model
+    step: a run starts a server per leg and the embedding model's, so the tests share it."""
+
+    def reply(received: Received) -> Reply:
+        body = {"choices": [{"index": 0, "message": {"role": "assistant", "content": FAKE_ANSWER}}]}
+        return Reply(200, "application/json", json.dumps(body).encode())
+
+    out = tmp_path_factory.mktemp("smoke") / "latest.json"
+    with RecordingServer(reply) as fake:
+        # The toolchain's bundled model: the evaluation's own (all-mpnet-base-v2) comes with `make eval`.
+        args = ["--data", str(SMOKE), "--out", str(out), "--embedding-model", DEFAULT.name]
+        args += ["--budgets", ",".join(map(str, SMOKE_BUDGETS))]
+        args += ["--model-url", fake.base_url, "--model", "fake-model"]
+        assert run.main(args) == 0
+        asked = fake.requests_to("/chat/completions")
+    return SmokeRun(json.loads(out.read_text()), asked)
+
+
+def test_the_smoke_data_runs_every_configuration_and_budget(smoke_run: SmokeRun) -> None:
+    results = smoke_run.results
     conversations = load(SMOKE)
     questions = [(c.split, q) for c in conversations for q in c.questions]
     dev = [c.index for c in conversations if c.split == "dev"]
@@ -44,9 +72,9 @@ def test_the_smoke_data_runs_every_configuration_and_budget(tmp_path: Path) -> N
     index = {(r["config"], r["budget"], r["split"], r["category"]): r for r in results["runs"]}
     # The hybrid leg (the embedding model on loopback) runs its configurations again.
     keys = [c.key for c in run.CONFIGS] + [key + hybrid.SUFFIX for key in hybrid.HYBRID_CONFIGS]
-    assert {(c, b) for c, b, _, _ in index} == {(key, b) for key in keys for b in run.BUDGETS}
+    assert {(c, b) for c, b, _, _ in index} == {(key, b) for key in keys for b in SMOKE_BUDGETS}
     for key in keys:
-        for budget in run.BUDGETS:
+        for budget in SMOKE_BUDGETS:
             overall = index[key, budget, "all", None]
             assert overall["questions"] == len(questions)
             assert overall["gold_turns"] == sum(len(q.evidence) for _, q in questions)
@@ -116,53 +144,68 @@ def _refs(evidence: list[str]) -> list[str]:
     ],
 )
 def test_make_eval_without_its_data_stops_with_one_line(
-    tmp_path: Path, args: list[str], env: str | None, expected: list[str]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    env: str | None,
+    expected: list[str],
 ) -> None:
-    environment = {k: v for k, v in os.environ.items() if k != PATH_ENV}
+    monkeypatch.delenv(PATH_ENV, raising=False)
     if env is not None:
-        environment[PATH_ENV] = str(tmp_path / env) if env == "missing.json" else env
+        monkeypatch.setenv(PATH_ENV, str(tmp_path / env) if env == "missing.json" else env)
     args = [str(tmp_path / a) if a == "missing.json" else a for a in args]
     out = tmp_path / "latest.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "eval.run", *args, "--out", str(out)],
-        cwd=REPO,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode != 0 and done.stdout == ""
-    assert len(done.stderr.splitlines()) == 1, done.stderr
-    assert all(part in done.stderr for part in expected), done.stderr
+    assert run.main([*args, "--out", str(out)]) == 2
+    printed = capsys.readouterr()
+    assert printed.out == ""
+    assert len(printed.err.splitlines()) == 1, printed.err
+    assert all(part in printed.err for part in expected), printed.err
     assert not out.exists()
 
 
-def test_the_model_step_answers_from_the_injected_text_and_scores_f1(tmp_path: Path) -> None:
-    def reply(received: Received) -> Reply:
-        body = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "7 May 2023."}}]}
-        return Reply(200, "application/json", json.dumps(body).encode())
+# runpy runs a fresh copy of the module as __main__ beside the one this file imported, and says so.
+@pytest.mark.filterwarnings("ignore:'eval.run' found in sys.modules:RuntimeWarning")
+def test_python_m_eval_run_exits_with_the_status_main_returns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The module's entry point, as `make eval` starts it (`python -m eval.run`)."""
+    missing = tmp_path / "missing.json"
+    monkeypatch.setattr(
+        sys, "argv", ["eval.run", "--data", str(missing), "--out", str(tmp_path / "out.json")]
+    )
+    with pytest.raises(SystemExit) as exited:
+        runpy.run_module("eval.run", run_name="__main__")
+    assert exited.value.code == 2
+    assert capsys.readouterr().err.splitlines() == [f"eval: no such file: {missing}"]
 
-    out = tmp_path / "model.json"
-    with RecordingServer(reply) as fake:
-        args = ["--data", str(SMOKE), "--conversations", "1", "--questions", "3", "--budgets", "8000"]
-        args += ["--legs", "lexical", "--configs", "memory-8"]  # the model step reads any run's text
-        args += ["--out", str(out), "--model-url", fake.base_url, "--model", "fake-model"]
-        assert run.main(args) == 0
-        asked = fake.requests_to("/chat/completions")
-    questions = load(SMOKE)[0].questions[:3]
-    assert len(asked) == len([q for q in questions if q.answer])
-    prompt = asked[0].json()["messages"][-1]["content"]
-    assert "BEGIN_POWERCONTEXT_PREPARED_TEXT_V1" in prompt and questions[0].question in prompt
-    results = json.loads(out.read_text())
+
+def test_the_model_step_answers_from_the_injected_text_and_scores_f1(smoke_run: SmokeRun) -> None:
+    questions = [q for c in load(SMOKE) for q in c.questions]
+    answerable = [q for q in questions if q.answer]  # the adversarial category has no answer
+    assert 0 < len(answerable) < len(questions)
+    assert len(smoke_run.asked) == len(answerable)
+    prompts = [received.json()["messages"][-1]["content"] for received in smoke_run.asked]
+    # Each question is asked with the text prepared for it, in the run's order.
+    for question, prompt in zip(answerable, prompts, strict=True):
+        assert "BEGIN_POWERCONTEXT_PREPARED_TEXT_V1" in prompt and question.question in prompt
+    results = smoke_run.results
     row = next(
         r
         for r in results["runs"]
-        if (r["config"], r["budget"], r["split"], r["category"]) == ("memory-8", 8000, "all", None)
+        if (r["config"], r["budget"], r["split"], r["category"])
+        == (run.MODEL_CONFIG, run.MODEL_BUDGET, "all", None)
     )
-    expected = [model_step.f1("7 May 2023.", q.answer) for q in questions if q.answer]
+    expected = [model_step.f1(FAKE_ANSWER, q.answer) for q in answerable]
     assert row["answered"] == len(expected)
     assert row["answer_f1"] == round(sum(expected) / len(expected), 4)
     assert "fake-model" in report.render(results)
+    # Only the model step's configuration and budget is answered.
+    assert all(
+        "answered" not in r
+        for r in results["runs"]
+        if (r["config"], r["budget"]) != (run.MODEL_CONFIG, run.MODEL_BUDGET)
+    )
 
 
 def test_answer_f1_counts_shared_words_after_normalising() -> None:
