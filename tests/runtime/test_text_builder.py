@@ -7,6 +7,7 @@ import hashlib
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from powercontext_runtime.prepare import markdown
 from powercontext_runtime.prepare.builder import AssemblyOptions, Section, build_text_context
 from powercontext_runtime.recall import Candidate, Origin
 
@@ -103,3 +104,9 @@ def test_any_bodies_and_budgets_keep_every_rule(pool: list[str], max_bytes: int,
         assert len(body.encode("utf-8")) <= 2000
         if "    Truncated: yes" in head:
             assert body.endswith("…") and len(body.encode("utf-8")) >= 64
+
+
+def test_the_controls_table_is_what_scanning_this_python_s_unicode_database_finds() -> None:
+    """RFC safety rules: every Cc/Cf character but LF is made visible. The table spares each
+    process a scan of every code point; it must be exactly what the scan finds."""
+    assert markdown._scanned_controls() == markdown._CONTROLS
