@@ -1,5 +1,5 @@
-"""A server with the embedding leg on runs numpy's BLAS on one thread: the leg's cosine is a
-memory-bound matrix-vector product, and a second thread only made it wait (vectors/leg.py)."""
+"""A server with the embedding leg on runs numpy's BLAS on one thread: the leg's exact cosines are
+small dot products, which a second thread only makes wait (vectors/leg.py)."""
 
 from __future__ import annotations
 

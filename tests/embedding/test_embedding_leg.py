@@ -14,6 +14,8 @@ import pytest
 
 from devtools.embedding_server import DIMENSIONS, MODEL, EmbeddingServer
 from powercontext_runtime import VECTOR_WEIGHT
+from powercontext_runtime.vectors.leg import unit
+from powercontext_runtime.vectors.screen import Screen
 from powercontext_server.settings import HttpSettings
 from tests.api.helpers import new_scope, remember
 from tests.api.test_erasure import files_holding
@@ -105,10 +107,12 @@ def test_a_hybrid_hit_scores_its_bm25_share_plus_the_weighted_standard_score_of_
     )
     bm25 = found["lexical"]
     assert 0 < len(bm25) < len(NOTES)  # some notes share no word with the query
-    vectors = np.asarray(model_embed([query, *NOTES]), dtype=np.float64)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    cosines = vectors[1:] @ vectors[0]
-    mean, spread = cosines.mean(), cosines.std()
+    vectors = unit(np.asarray(model_embed([query, *NOTES]), dtype=np.float32))
+    cosines = vectors[1:].astype(np.float64) @ vectors[0].astype(np.float64)
+    # The statistics are of the vectors' 8-bit estimates (vectors/screen.py), within 0.02 of exact.
+    estimates = Screen.of(vectors[1:]).estimates(vectors[0]).cosines
+    assert np.abs(estimates - cosines).max() <= 0.02
+    mean, spread = estimates.mean(), estimates.std()
     best = max(bm25.values())
     expected = {
         text: bm25.get(text, 0.0) / best + VECTOR_WEIGHT * max(0.0, (cosine - mean) / spread)

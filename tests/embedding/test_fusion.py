@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from powercontext_runtime.vectors import VECTOR_WEIGHT, Cosines, fuse, round_robin_shares
 from powercontext_runtime.vectors.scope_index import _nearest, _ScopeVectors
+from powercontext_runtime.vectors.screen import Screen
 
 
 def cosines(
@@ -109,8 +110,9 @@ def test_the_order_is_in_no_leg_s_units(
     rescaled = [(key, score * scale) for key, score in lexical]
     moved = {key: value * stretch + shift for key, value in vector_cosines.items()}
     other = fuse(rescaled, cosines(rescaled, moved, mean * stretch + shift, spread * stretch), limit)
-    # Equal up to rounding: compare the orders where the fused scores are not near-ties.
-    assert _order_modulo_near_ties(fused) == _order_modulo_near_ties(other)
+    # Equal up to rounding: the orders where the fused scores are not near-ties.
+    _assert_same_order_but_near_ties(fused, other)
+    _assert_same_order_but_near_ties(other, fused)
 
 
 def _fused_step_by_step(
@@ -135,34 +137,37 @@ def _fused_step_by_step(
     return [(key, scores[key]) for key in order[:limit]]
 
 
-def _order_modulo_near_ties(fused: list[tuple[int, float]]) -> list[frozenset[int]]:
-    """The fused keys in groups of scores within 1e-9 of each other, in order."""
-    groups: list[tuple[float, set[int]]] = []
-    for key, score in fused:
-        if groups and abs(groups[-1][0] - score) <= 1e-9:
-            groups[-1][1].add(key)
-        else:
-            groups.append((score, {key}))
-    return [frozenset(members) for _, members in groups[:-1]]  # the last group may be cut by the limit
+def _assert_same_order_but_near_ties(fused: list[tuple[int, float]], other: list[tuple[int, float]]) -> None:
+    """Every two keys of `fused` whose scores lie more than 1e-6 apart come in the same order in
+    `other`, and every key scoring that far above `fused`'s last is in `other` too. (Grouping
+    scores by a fixed gap instead failed when rounding put one gap on either side of it.)"""
+    where = {key: at for at, (key, _) in enumerate(other)}
+    last = fused[-1][1] if fused else 0.0
+    for at, (key, score) in enumerate(fused):
+        assert key in where or score <= last + 1e-6
+        for later, later_score in fused[at + 1 :]:
+            if score - later_score > 1e-6 and key in where and later in where:
+                assert where[key] < where[later]
 
 
 def test_the_held_copy_finds_any_keys_cosines_in_any_row_order() -> None:
     document_keys = np.asarray([40, 7, 19, 3, 88], dtype=np.int64)
-    held = _ScopeVectors((0, 0, 0), document_keys, np.eye(5, dtype=np.float32))
-    similarity = np.asarray([0.4, 0.7, 0.19, 0.3, 0.88], dtype=np.float32)
-    found = held.cosines_of(similarity, [88, 3, 5, 100, 0, 7])
+    matrix = np.eye(5, dtype=np.float32)
+    held = _ScopeVectors((0, 0, 0), document_keys, matrix, Screen.of(matrix))
+    query = np.asarray([0.4, 0.7, 0.19, 0.3, 0.88], dtype=np.float32)
+    found = held.cosines(query, 2, [88, 3, 5, 100, 0, 7], ()).lexical
     expected = [np.float32(0.88), np.float32(0.3), np.nan, np.nan, np.nan, np.float32(0.7)]
     np.testing.assert_array_equal(found, np.asarray(expected, dtype=np.float64))
-    assert len(held.cosines_of(similarity, [])) == 0
+    assert len(held.cosines(query, 2, [], ()).lexical) == 0
 
 
 def test_the_nearest_are_cut_at_the_depth_newer_first_on_ties() -> None:
-    similarity = np.asarray([0.5, 0.9, 0.5, 0.1, 0.5], dtype=np.float32)
+    similarity = np.asarray([0.5, 0.9, 0.5, 0.1, 0.5])
     document_keys = np.asarray([1, 2, 3, 4, 5], dtype=np.int64)
     assert _nearest(similarity, document_keys, 3)[0].tolist() == [2, 5, 3]
     nearest_keys, nearest = _nearest(similarity, document_keys, 10)
     assert nearest_keys.tolist() == [2, 5, 3, 1, 4]
-    assert nearest.tolist() == [float(np.float32(value)) for value in (0.9, 0.5, 0.5, 0.5, 0.1)]
+    assert nearest.tolist() == [0.9, 0.5, 0.5, 0.5, 0.1]
 
 
 def test_round_robin_shares_stop_at_the_cap() -> None:

@@ -35,9 +35,10 @@ LEG = {
     "POWERCONTEXT_SERVER_EMBEDDING_DIMENSIONS": "4",
 }
 ENTRIES = 40
-# What one Scope's vectors take held: 40 rows of 256 float32, their int64 keys, and the keys sorted
-# with each one's row (for fusion's lookups).
-ONE_SCOPE = ENTRIES * (WORDLLAMA.dimensions * 4 + 8 + 8 + 8)
+# What one Scope's vectors take held: 40 rows of 256 float32 and of 256 int8 (with each row's
+# scale and sum of steps, float64), their int64 keys, and the keys sorted with each one's row (for
+# fusion's lookups).
+ONE_SCOPE = ENTRIES * (WORDLLAMA.dimensions * 5 + 8 + 8 + 8 + 8 + 8)
 
 
 def _answers(app: Any, scope_id: str) -> tuple[str, str | None]:

@@ -19,7 +19,7 @@ from ..errors import PowerContextError
 from .backoff import BackoffPolicy, Clock
 from .fusion import VECTOR_WEIGHT
 
-# 1.5 KiB a vector of 384 dimensions: some 170,000 of them (vectors/scope_index.py).
+# 1.9 KiB a vector of 384 dimensions, float32 and int8: some 140,000 of them (vectors/scope_index.py).
 DEFAULT_CACHE_BYTES = 256 * 2**20
 
 Vectors = npt.NDArray[np.float32]
@@ -71,8 +71,9 @@ def unit(vectors: Vectors) -> Vectors:
 
 def one_blas_thread() -> None:
     """Run numpy's BLAS on one thread in this process from now on: call it where a process turns
-    the leg on (the server's `create_app`, a benchmark). The leg's cosine is a matrix-vector
-    product over a Scope's vectors, bound by memory, not arithmetic: a second BLAS thread only
-    hands work over, and on a busy 2-core machine (10k vectors of 384 dimensions) it took the
-    product from 0.7 ms to 8 ms at the median. Nothing else the Runtime does uses BLAS."""
+    the leg on (the server's `create_app`, a benchmark). The leg's exact cosines are BLAS dot
+    products over a few hundred vectors: a second thread only hands such work over, and on a busy
+    2-core machine, when the leg still took a matrix-vector product over all of a Scope's 10k
+    vectors, it took that from 0.7 ms to 8 ms at the median. Nothing else the Runtime does uses
+    BLAS."""
     threadpool_limits(limits=1, user_api="blas")

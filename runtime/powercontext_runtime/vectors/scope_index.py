@@ -4,8 +4,9 @@ searched).
 
 A Scope's copy is checked against the database's stamp (deletions so far, largest key) on every
 search; new rows are appended, and a copy of a Scope that lost rows since (a revise, retire or
-erase, in any process) is read again. The ranking is a float32 matrix product, then an order by similarity
-and, for equal ones, the newer document first: the same bytes on every backend give the same order.
+erase, in any process) is read again. An integer first pass (`screen.py`) rules out the rows that
+cannot be among the nearest; the rest are scored exactly, in float64, then ordered by similarity and,
+for equal ones, the newer document first: the same bytes on every backend give the same order.
 """
 
 from __future__ import annotations
@@ -23,8 +24,7 @@ from ..search import Conn
 from . import rows
 from .fusion import Cosines, Floats, Keys
 from .leg import DEFAULT_CACHE_BYTES, Vectors, unit
-
-Similarities = npt.NDArray[np.float32]
+from .screen import Estimates, Screen, exact
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +32,7 @@ class _ScopeVectors:
     stamp: tuple[int, int, int]  # rows.stamp
     document_keys: npt.NDArray[np.int64]
     matrix: Vectors  # unit rows
+    screen: Screen  # the same rows in int8
     # The document keys in ascending order and where each is in `document_keys`: a few keys' rows
     # are found by bisection (a dict of them would cost a Python object per vector).
     sorted_keys: npt.NDArray[np.int64] = field(init=False)
@@ -44,28 +45,50 @@ class _ScopeVectors:
 
     @property
     def nbytes(self) -> int:
-        return int(self.document_keys.nbytes + self.matrix.nbytes + 2 * self.sorted_keys.nbytes)
+        sizes = self.document_keys.nbytes + self.matrix.nbytes + 2 * self.sorted_keys.nbytes
+        return int(sizes + self.screen.nbytes)
 
-    def cosines_of(self, similarity: Similarities, asked: Sequence[int]) -> Floats:
-        """`similarity` (one per row) of each asked key, in their order; NaN for a key without a row."""
-        found = np.full(len(asked), np.nan)
+    def rows_of(self, asked: Sequence[int]) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.bool_]]:
+        """The rows of the asked keys that have one, in their order, and which of them do."""
         if not len(asked) or not len(self.sorted_keys):
-            return found
+            return np.empty(0, dtype=np.intp), np.zeros(len(asked), dtype=np.bool_)
         wanted = np.asarray(asked, dtype=np.int64)
         at = np.minimum(np.searchsorted(self.sorted_keys, wanted), len(self.sorted_keys) - 1)
         held = self.sorted_keys[at] == wanted
-        found[held] = similarity[self.rows_by_key[at[held]]]
-        return found
+        return self.rows_by_key[at[held]], held
+
+    def cosines(self, query: Vectors, depth: int, asked: Sequence[int], excluded: Collection[int]) -> Cosines:
+        """`ScopeIndex.cosines` of these rows."""
+        estimates = self.screen.estimates(query)
+        kept = None
+        if excluded:
+            kept = np.flatnonzero(~np.isin(self.document_keys, np.fromiter(excluded, dtype=np.int64)))
+            estimates = Estimates(estimates.cosines[kept], estimates.error[kept])
+        if not len(estimates.cosines):
+            return Cosines.absent(len(asked))
+        chosen = estimates.candidates(depth) if kept is None else kept[estimates.candidates(depth)]
+        asked_rows, held = self.rows_of(asked)
+        scored = exact(self.matrix[np.concatenate([chosen, asked_rows])], query)  # one pass for both
+        nearest_keys, nearest = _nearest(scored[: len(chosen)], self.document_keys[chosen], depth)
+        lexical = np.full(len(asked), np.nan)
+        lexical[held] = scored[len(chosen) :]
+        # The mean and spread of the integer estimates (each within some 1e-3 of its cosine, which
+        # moves the statistics of thousands far less). E[x²] - E[x]² in float64, by numpy's own
+        # sums, which add in the same order wherever the array lies in memory.
+        values = estimates.cosines
+        mean = float(values.sum()) / len(values)
+        spread = math.sqrt(max(0.0, float(np.square(values).sum()) / len(values) - mean * mean))
+        return Cosines(nearest_keys, nearest, lexical, mean, spread)
 
 
-def _nearest(similarity: Similarities, keys: npt.NDArray[np.int64], depth: int) -> tuple[Keys, Floats]:
+def _nearest(similarity: Floats, keys: npt.NDArray[np.int64], depth: int) -> tuple[Keys, Floats]:
     """The `depth` keys of highest similarity and theirs, best first; equal ones newer (higher key) first."""
     if len(similarity) > depth:  # only the best `depth`, and whatever ties the last of them, are sorted
         floor = np.partition(similarity, len(similarity) - depth)[len(similarity) - depth]
         chosen = np.flatnonzero(similarity >= floor)
         similarity, keys = similarity[chosen], keys[chosen]
     order = np.lexsort((-keys, -similarity))[:depth]
-    return keys[order], similarity[order].astype(np.float64)
+    return keys[order], similarity[order]
 
 
 class ScopeIndex:
@@ -97,21 +120,7 @@ class ScopeIndex:
         `depth` nearest document keys, the `asked` keys' own (those with a vector), and the mean
         and spread over them all, the `excluded` keys left out of both (before the cut, so they
         take no other's place)."""
-        held = self._current(conn, table, scope_key)
-        similarity = held.matrix @ query
-        kept_similarity, kept_keys = similarity, held.document_keys
-        if excluded:
-            kept = ~np.isin(kept_keys, np.fromiter(excluded, dtype=np.int64))
-            kept_similarity, kept_keys = kept_similarity[kept], kept_keys[kept]
-        if not len(kept_keys):
-            return Cosines.absent(len(asked))
-        nearest_keys, nearest = _nearest(kept_similarity, kept_keys, depth)
-        # E[x²] - E[x]² in float64 (cosines lie within [-1, 1]: some 12 significant digits stay),
-        # by numpy's own sums, which add in the same order wherever the array lies in memory.
-        values = kept_similarity.astype(np.float64)
-        mean = float(values.sum()) / len(values)
-        spread = math.sqrt(max(0.0, float(np.square(values, out=values).sum()) / len(values) - mean * mean))
-        return Cosines(nearest_keys, nearest, held.cosines_of(similarity, asked), mean, spread)
+        return self._current(conn, table, scope_key).cosines(query, depth, asked, excluded)
 
     def _current(self, conn: Conn, table: rows.VectorTable, scope_key: int) -> _ScopeVectors:
         key = (table.name, table.family, scope_key)
@@ -126,10 +135,12 @@ class ScopeIndex:
             _, keys, vectors = rows.since(conn, table, scope_key, self._model, self._dims, held.stamp[2])
             document_keys = np.concatenate([held.document_keys, np.asarray(keys, dtype=np.int64)])
             matrix = np.concatenate([held.matrix, unit(vectors)])
+            screen = Screen.of(matrix, before=held.screen)
         else:
             _, keys, vectors = rows.since(conn, table, scope_key, self._model, self._dims, 0)
             document_keys, matrix = np.asarray(keys, dtype=np.int64), unit(vectors)
-        fresh = _ScopeVectors(stamp, document_keys, matrix)
+            screen = Screen.of(matrix)
+        fresh = _ScopeVectors(stamp, document_keys, matrix, screen)
         with self._lock:
             self._scopes[key] = fresh
             self._scopes.move_to_end(key)
