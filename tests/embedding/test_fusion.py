@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 
 from powercontext_runtime.vectors import VECTOR_WEIGHT, Cosines, fuse, round_robin_shares
 from powercontext_runtime.vectors.scope_index import _nearest, _ScopeVectors
-from powercontext_runtime.vectors.screen import Screen
 
 
 def cosines(
@@ -153,7 +152,7 @@ def _assert_same_order_but_near_ties(fused: list[tuple[int, float]], other: list
 def test_the_held_copy_finds_any_keys_cosines_in_any_row_order() -> None:
     document_keys = np.asarray([40, 7, 19, 3, 88], dtype=np.int64)
     matrix = np.eye(5, dtype=np.float32)
-    held = _ScopeVectors((0, 0, 0), document_keys, matrix, Screen.of(matrix))
+    held = _ScopeVectors.holding((0, 0, 0), document_keys, matrix)
     query = np.asarray([0.4, 0.7, 0.19, 0.3, 0.88], dtype=np.float32)
     found = held.cosines(query, 2, [88, 3, 5, 100, 0, 7], ()).lexical
     expected = [np.float32(0.88), np.float32(0.3), np.nan, np.nan, np.nan, np.float32(0.7)]

@@ -3,8 +3,9 @@ family, within a byte budget (the least recently searched go first and are read 
 searched).
 
 A Scope's copy is checked against the database's stamp (deletions so far, largest key) on every
-search; new rows are appended, and a copy of a Scope that lost rows since (a revise, retire or
-erase, in any process) is read again. An integer first pass (`screen.py`) rules out the rows that
+search; new rows are written past the held ones (`appendable.py`: each search's snapshot views the
+rows it was given, and a write costs what it adds, not a copy of the Scope), and a copy of a Scope
+that lost rows since (a revise, retire or erase, in any process) is read again. An integer first pass (`screen.py`) rules out the rows that
 cannot be among the nearest; the rest are scored exactly, in float64, then ordered by similarity and,
 for equal ones, the newer document first: the same bytes on every backend give the same order.
 """
@@ -15,13 +16,14 @@ import math
 import threading
 from collections import OrderedDict
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from ..search import Conn
 from . import rows
+from .appendable import Appendable
 from .fusion import Cosines, Floats, Keys
 from .leg import DEFAULT_CACHE_BYTES, Vectors, unit
 from .screen import Estimates, Screen, exact
@@ -29,24 +31,55 @@ from .screen import Estimates, Screen, exact
 
 @dataclass(frozen=True, slots=True)
 class _ScopeVectors:
+    """One snapshot of a Scope's held vectors: views of the first rows of `storage`."""
+
     stamp: tuple[int, int, int]  # rows.stamp
     document_keys: npt.NDArray[np.int64]
     matrix: Vectors  # unit rows
     screen: Screen  # the same rows in int8
     # The document keys in ascending order and where each is in `document_keys`: a few keys' rows
     # are found by bisection (a dict of them would cost a Python object per vector).
-    sorted_keys: npt.NDArray[np.int64] = field(init=False)
-    rows_by_key: npt.NDArray[np.intp] = field(init=False)
+    sorted_keys: npt.NDArray[np.int64]
+    rows_by_key: npt.NDArray[np.intp]
+    storage: Appendable  # the columns above, with room for the rows to come
 
-    def __post_init__(self) -> None:
-        order = np.argsort(self.document_keys, kind="stable")
-        object.__setattr__(self, "rows_by_key", order)
-        object.__setattr__(self, "sorted_keys", self.document_keys[order])
+    @classmethod
+    def holding(cls, stamp: tuple[int, int, int], document_keys: Keys, matrix: Vectors) -> _ScopeVectors:
+        """These rows, held exactly (no room: most Scopes are read far more than written)."""
+        screen = Screen.of(matrix)
+        order = np.argsort(document_keys, kind="stable")
+        columns = (
+            document_keys,
+            matrix,
+            screen.codes,
+            screen.scales,
+            screen.steps,
+            document_keys[order],
+            order,
+        )
+        return cls._viewing(stamp, Appendable(columns), len(document_keys))
+
+    @classmethod
+    def _viewing(cls, stamp: tuple[int, int, int], storage: Appendable, count: int) -> _ScopeVectors:
+        keys, matrix, codes, scales, steps, sorted_keys, rows_by_key = storage.first(count)
+        return cls(stamp, keys, matrix, Screen(codes, scales, steps), sorted_keys, rows_by_key, storage)
+
+    def extended(self, stamp: tuple[int, int, int], document_keys: Keys, matrix: Vectors) -> _ScopeVectors:
+        """These rows and then those: written past them when the new keys come after every held
+        one (new documents do), so only the new rows are copied; else all held again."""
+        count = len(self.document_keys)
+        ascending = bool(np.all(np.diff(document_keys) > 0))
+        if not ascending or (count and len(document_keys) and document_keys[0] <= self.sorted_keys[-1]):
+            both = np.concatenate([self.document_keys, document_keys])
+            return _ScopeVectors.holding(stamp, both, np.concatenate([self.matrix, matrix]))
+        screen = Screen.of(matrix)
+        rows = np.arange(count, count + len(document_keys), dtype=np.intp)
+        tails = (document_keys, matrix, screen.codes, screen.scales, screen.steps, document_keys, rows)
+        return _ScopeVectors._viewing(stamp, self.storage.extended(count, tails), count + len(document_keys))
 
     @property
     def nbytes(self) -> int:
-        sizes = self.document_keys.nbytes + self.matrix.nbytes + 2 * self.sorted_keys.nbytes
-        return int(sizes + self.screen.nbytes)
+        return self.storage.nbytes
 
     def rows_of(self, asked: Sequence[int]) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.bool_]]:
         """The rows of the asked keys that have one, in their order, and which of them do."""
@@ -134,14 +167,10 @@ class ScopeIndex:
             return held
         if held is not None and held.stamp[:2] == stamp[:2]:  # only additions since
             _, keys, vectors = rows.since(conn, table, scope_key, self._model, self._dims, held.stamp[2])
-            document_keys = np.concatenate([held.document_keys, np.asarray(keys, dtype=np.int64)])
-            matrix = np.concatenate([held.matrix, unit(vectors)])
-            screen = Screen.of(matrix, before=held.screen)
+            fresh = held.extended(stamp, np.asarray(keys, dtype=np.int64), unit(vectors))
         else:
             _, keys, vectors = rows.since(conn, table, scope_key, self._model, self._dims, 0)
-            document_keys, matrix = np.asarray(keys, dtype=np.int64), unit(vectors)
-            screen = Screen.of(matrix)
-        fresh = _ScopeVectors(stamp, document_keys, matrix, screen)
+            fresh = _ScopeVectors.holding(stamp, np.asarray(keys, dtype=np.int64), unit(vectors))
         with self._lock:
             self._scopes[key] = fresh
             self._scopes.move_to_end(key)

@@ -59,16 +59,9 @@ class Screen:
     steps: Floats  # the sum of each row's codes' magnitudes
 
     @classmethod
-    def of(cls, rows: Vectors, before: Screen | None = None) -> Screen:
-        """Each row scaled so its largest magnitude is 127, then rounded (a zero row stays zero);
-        `before`, the screen of the first rows, lends those."""
-        if before is not None:
-            fresh = cls.of(rows[len(before.codes) :])
-            return cls(
-                np.concatenate([before.codes, fresh.codes]),
-                np.concatenate([before.scales, fresh.scales]),
-                np.concatenate([before.steps, fresh.steps]),
-            )
+    def of(cls, rows: Vectors) -> Screen:
+        """Each row scaled so its largest magnitude is 127, then rounded (a zero row stays zero):
+        a row's codes depend on it alone, so rows added later are screened on their own."""
         largest = np.abs(rows).max(axis=-1).astype(np.float64)
         scales = np.divide(_STEPS, largest, out=np.ones_like(largest), where=largest > 0)
         codes = np.clip(np.rint(rows * scales[..., None]), -_STEPS, _STEPS).astype(np.int8)
