@@ -132,11 +132,15 @@ def stamp(conn: Conn, table: VectorTable, scope_key: int, model: str, dims: int)
     again from none) from one that only gained rows."""
     scope, params = table.scope_set(scope_key)
     where = f"FROM {table.name} WHERE {scope} AND model = ? AND dims = ?"
-    # Two statements: MIN and MAX together are not answered from the index's ends.
-    first = conn.execute(f"SELECT MIN(vector_key) {where}", (*params, model, dims)).fetchone()[0]
-    last = conn.execute(f"SELECT MAX(vector_key) {where}", (*params, model, dims)).fetchone()[0]
-    removed = conn.execute(f"SELECT removals FROM {table.removals} WHERE {scope}", params).fetchone()
-    return (0 if removed is None else int(removed[0])), int(first or 0), int(last or 0)
+    # One statement, one round trip (on OceanBase each costs a few tenths of a millisecond), of
+    # three scalar subqueries: MIN and MAX in one SELECT are not answered from the index's ends,
+    # each alone is.
+    first, last, removed = conn.execute(
+        f"SELECT (SELECT MIN(vector_key) {where}), (SELECT MAX(vector_key) {where}),"
+        f" (SELECT removals FROM {table.removals} WHERE {scope})",
+        (*params, model, dims, *params, model, dims, *params),
+    ).fetchone()
+    return int(removed or 0), int(first or 0), int(last or 0)
 
 
 def since(
