@@ -3,11 +3,12 @@ family, within a byte budget (the least recently searched go first and are read 
 searched).
 
 A Scope's copy is checked against the database's stamp (deletions so far, largest key) on every
-search; new rows are written past the held ones (`appendable.py`: each search's snapshot views the
-rows it was given, and a write costs what it adds, not a copy of the Scope), and a copy of a Scope
-that lost rows since (a revise, retire or erase, in any process) is read again. An integer first pass (`screen.py`) rules out the rows that
-cannot be among the nearest; the rest are scored exactly, in float64, then ordered by similarity and,
-for equal ones, the newer document first: the same bytes on every backend give the same order.
+search. New rows are written past the held ones (`appendable.py`: each search's snapshot views the
+rows it was given, so a write costs what it adds, not a copy of the Scope), and a copy of a Scope
+that lost rows since (a revise, retire or erase, in any process) is read again. An integer first
+pass (`screen.py`) rules out the rows that cannot be among the nearest; the rest are scored
+exactly, in float64, then ordered by similarity and, for equal ones, the newer document first: the
+same bytes on every backend give the same order.
 """
 
 from __future__ import annotations
