@@ -49,9 +49,10 @@ bench-wal: $(STAMP)  ## SQLite's -wal file over 60 s of 8 preparing + 8 remember
 bench-concurrency: $(STAMP) bench-tools  ## One server process at 10k: CPU per request from 1 and 8 connections (BENCH_CONCURRENCY_ARGS=--baseline DIR to compare).
 	$(BIN)/python -m bench.concurrency_tax $(BENCH_CONCURRENCY_ARGS)
 
-bench-embedding: $(STAMP)  ## The embedding leg at 10k entries: what it adds to a prepare (384 and 768 dimensions), to batch ingest (SQLite), and a slow endpoint with and without the back-off: ~20 min the first time.
+bench-embedding: $(STAMP)  ## The embedding leg at 10k entries: what it adds to a prepare (384 and 768 dimensions; and on OceanBase), to batch ingest (SQLite), and a slow endpoint with and without the back-off: ~20 min the first time.
 	$(BIN)/python -m bench.embedding_leg
 	$(BIN)/python -m bench.embedding_leg --widen 2
+	$(BIN)/python -m bench.embedding_leg --database oceanbase
 	$(BIN)/python -m bench.ingest --embedding-leg --databases sqlite --seconds 30
 	$(BIN)/python -m bench.embedding_backoff
 

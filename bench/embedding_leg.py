@@ -1,5 +1,6 @@
 """`python -m bench.embedding_leg`: what the embedding leg adds to a prepare besides the query's
-embedding call, at 10k Memory entries in one Scope (SQLite, in process).
+embedding call, at 10k Memory entries in one Scope (SQLite, in process; `--database oceanbase`:
+the bundled seekdb).
 
 The same database is prepared against twice, the same queries in the same order: once lexical,
 once with the leg on behind an embedding function that hands back each query's vector computed
@@ -39,6 +40,7 @@ from powercontext_runtime import EmbeddingLeg, Settings, one_blas_thread, open_a
 
 from .datagen import memory_text, queries
 from .embedded import wait_embedded
+from .ingest import database
 from .run import CACHE
 
 SCOPE = "bench:embedding"
@@ -83,6 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--model", choices=sorted(MODELS), default=DEFAULT.name)
     parser.add_argument("--widen", type=int, default=1, help="each vector repeated this many times")
     parser.add_argument("--writes", type=int, default=100, help="prepares right after a write, each")
+    parser.add_argument("--database", choices=["sqlite", "oceanbase"], default="sqlite")
     args = parser.parse_args(argv)
     model = MODELS[args.model]
     rng = random.Random(7)
@@ -99,8 +102,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     def precomputed(texts: Sequence[str], timeout_s: float) -> Any:
         return np.stack([vectors[text] for text in texts])
 
-    with tempfile.TemporaryDirectory(prefix="pc-bench-embed-") as scratch:
-        url = f"sqlite:///{Path(scratch) / 'bench.sqlite3'}"
+    with (
+        tempfile.TemporaryDirectory(prefix="pc-bench-embed-") as scratch,
+        database(args.database, Path(scratch)) as url,
+    ):
         lexical_app = open_application(Settings(database_url=url))
         lexical_app.create_scope(ScopeCreateRequest.model_validate({"scope_id": SCOPE}))
         for start in range(0, args.entries, 500):
@@ -124,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         hybrid_app.close()
     p50 = percentile(lexical, 0.5), percentile(hybrid, 0.5)
     print(
-        f"entries {args.entries}, {name} ({dimensions} dimensions), prepares {len(lexical)}"
+        f"{args.database}, entries {args.entries}, {name} ({dimensions} dimensions), prepares {len(lexical)}"
         f" each ({args.rounds} rounds of {len(asked)} queries, taking turns)"
     )
     # The best of each is what a prepare costs when nothing else wants the CPU (a shared machine's
