@@ -1,6 +1,7 @@
 """The vector leg's integer first pass (`vectors/screen.py`): its bound holds, and the nearest it
 lets through, scored exactly, are exactly what scoring every row gives (RFC-free: issue #32's
-"exact cosine over stored vectors")."""
+"exact cosine over stored vectors"). And a Scope's held rows, grown by writes
+(`vectors/appendable.py`), hold and answer exactly as rows read at once."""
 
 from __future__ import annotations
 

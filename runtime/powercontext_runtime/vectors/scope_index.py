@@ -18,6 +18,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -47,17 +48,8 @@ class _ScopeVectors:
     @classmethod
     def holding(cls, stamp: tuple[int, int, int], document_keys: Keys, matrix: Vectors) -> _ScopeVectors:
         """These rows, held exactly (no room: most Scopes are read far more than written)."""
-        screen = Screen.of(matrix)
         order = np.argsort(document_keys, kind="stable")
-        columns = (
-            document_keys,
-            matrix,
-            screen.codes,
-            screen.scales,
-            screen.steps,
-            document_keys[order],
-            order,
-        )
+        columns = _columns(document_keys, matrix, document_keys[order], order)
         return cls._viewing(stamp, Appendable(columns), len(document_keys))
 
     @classmethod
@@ -68,15 +60,14 @@ class _ScopeVectors:
     def extended(self, stamp: tuple[int, int, int], document_keys: Keys, matrix: Vectors) -> _ScopeVectors:
         """These rows and then those: written past them when the new keys come after every held
         one (new documents do), so only the new rows are copied; else all held again."""
-        count = len(self.document_keys)
+        count, added = len(self.document_keys), len(document_keys)
         ascending = bool(np.all(np.diff(document_keys) > 0))
-        if not ascending or (count and len(document_keys) and document_keys[0] <= self.sorted_keys[-1]):
+        if not ascending or (count and added and document_keys[0] <= self.sorted_keys[-1]):
             both = np.concatenate([self.document_keys, document_keys])
             return _ScopeVectors.holding(stamp, both, np.concatenate([self.matrix, matrix]))
-        screen = Screen.of(matrix)
-        rows = np.arange(count, count + len(document_keys), dtype=np.intp)
-        tails = (document_keys, matrix, screen.codes, screen.scales, screen.steps, document_keys, rows)
-        return _ScopeVectors._viewing(stamp, self.storage.extended(count, tails), count + len(document_keys))
+        # Appended in key order, the new keys extend the sorted ones as they are.
+        tails = _columns(document_keys, matrix, document_keys, np.arange(count, count + added, dtype=np.intp))
+        return _ScopeVectors._viewing(stamp, self.storage.extended(count, tails), count + added)
 
     @property
     def nbytes(self) -> int:
@@ -114,6 +105,14 @@ class _ScopeVectors:
         mean = float(values.sum()) / len(values)
         spread = math.sqrt(max(0.0, float(np.square(values).sum()) / len(values) - mean * mean))
         return Cosines(nearest_keys, nearest, lexical, mean, spread)
+
+
+def _columns(
+    document_keys: Keys, matrix: Vectors, sorted_keys: Keys, rows_by_key: npt.NDArray[np.intp]
+) -> tuple[npt.NDArray[Any], ...]:
+    """What a Scope's rows are held as, in `_ScopeVectors._viewing`'s order."""
+    screen = Screen.of(matrix)
+    return (document_keys, matrix, screen.codes, screen.scales, screen.steps, sorted_keys, rows_by_key)
 
 
 def _nearest(similarity: Floats, keys: npt.NDArray[np.int64], depth: int) -> tuple[Keys, Floats]:
