@@ -7,20 +7,23 @@ nudges; a background thread waits a moment so that pages dirtied again and again
 busiest terms) are copied once, then checkpoints PASSIVE, which never blocks readers or writers.
 Connections keep a high automatic threshold as a backstop should the thread fall behind.
 
-A PASSIVE checkpoint never starts the log over while a reader holds a snapshot that needs it, and
-under steady reads (prepares overlap) some reader always does: the file grew by gigabytes. So once
-the file passes TRUNCATE_AT_BYTES the thread checkpoints TRUNCATE: this process's writes wait
-(`before_write`, at most TRUNCATE_WAIT_S) so that it gets the write lock at once instead of losing
-every race for it, readers of older snapshots finish meanwhile (new readers read the database file,
-every frame being copied), and the file is emptied. Should readers outlast that, it tries again
-after the next write. Every connection also sets `journal_size_limit`, so a log that SQLite starts
-over is cut back to the ceiling, and stopping truncates the log (closing connections alone leaves
-it when another process still has the database open).
+SQLite starts the log over only when a write begins with every frame copied and no reader on an
+older snapshot. Under steady reads (prepares overlap) some reader always holds one, and the file
+grew by gigabytes; under steady writes the next commit lands while the PASSIVE checkpoint copies.
+So once the log holds RESTART_AT_BYTES (the frames the PASSIVE checkpoint counted, not the file's
+size, which a log started over keeps) the thread checkpoints RESTART: this process's writes wait
+(`before_write`, at most RESTART_WAIT_S) so that it gets the write lock once the write under way
+commits instead of losing every race for it, readers of older snapshots finish meanwhile (new ones
+read the database file, every frame being copied), and the next write starts the log over. Should
+readers outlast that, it tries again after the next write. RESTART rather than TRUNCATE: emptying
+the file held writes back about twice as long, and the writes after it grew the file again. Every
+connection sets `journal_size_limit`, so a log that SQLite starts over is cut back to the ceiling,
+and stopping truncates the log (closing connections alone leaves it when another process still has
+the database open).
 """
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import threading
 from contextlib import suppress
@@ -30,10 +33,10 @@ from ..nudged_thread import NudgedThread
 AUTOCHECKPOINT_BACKSTOP_PAGES = 16_000  # 64 MiB of 4 KiB pages
 COALESCE_SECONDS = 0.2
 # The log's file stays under this plus what is written between two checkpoints (COALESCE_SECONDS
-# of writes, and the time a truncating checkpoint waits).
+# of writes, and the time a restarting checkpoint waits).
 WAL_CEILING_BYTES = 64 * 2**20
-TRUNCATE_AT_BYTES = 16 * 2**20
-TRUNCATE_WAIT_S = 0.25
+RESTART_AT_BYTES = 16 * 2**20
+RESTART_WAIT_S = 0.25
 
 
 class WalCheckpointer(NudgedThread):
@@ -44,42 +47,41 @@ class WalCheckpointer(NudgedThread):
         self._writes_may_begin = threading.Event()
         self._writes_may_begin.set()
         self._conn: sqlite3.Connection | None = None
+        self._page_bytes = 0
 
     def before_write(self) -> None:
-        """A write transaction is about to begin: wait while a truncating checkpoint runs."""
-        self._writes_may_begin.wait(TRUNCATE_WAIT_S + 0.05)
+        """A write transaction is about to begin: wait while a restarting checkpoint runs."""
+        self._writes_may_begin.wait(RESTART_WAIT_S + 0.05)
 
-    def _wal_bytes(self) -> int:
-        try:
-            return os.path.getsize(self._path + "-wal")
-        except OSError:
-            return 0
-
-    def _truncate(self, conn: sqlite3.Connection, wait_s: float) -> None:
-        """Checkpoint TRUNCATE, waiting at most `wait_s` for readers and writers."""
+    def _checkpoint(self, conn: sqlite3.Connection, mode: str, wait_s: float) -> None:
+        """Checkpoint `mode` (RESTART or TRUNCATE) with this process's writes held back, waiting
+        at most `wait_s` for readers and writers."""
         conn.execute(f"PRAGMA busy_timeout = {int(wait_s * 1000)}")
         self._writes_may_begin.clear()
         try:
-            with suppress(sqlite3.Error):  # busy: tried again after the next write
-                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            with suppress(sqlite3.Error):  # tried again after the next write
+                conn.execute(f"PRAGMA wal_checkpoint({mode})").fetchone()
         finally:
             self._writes_may_begin.set()
             conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_s * 1000)}")
 
     def _started(self) -> None:
         self._conn = sqlite3.connect(self._path, timeout=self._busy_timeout_s, isolation_level=None)
+        self._page_bytes = self._conn.execute("PRAGMA page_size").fetchone()[0]
 
     def _work(self) -> None:
         assert self._conn is not None
-        with suppress(sqlite3.Error):  # a busy database is checkpointed next time
-            self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-        if self._wal_bytes() > TRUNCATE_AT_BYTES:
-            self._truncate(self._conn, TRUNCATE_WAIT_S)
+        try:
+            _, log_frames, _ = self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        except sqlite3.Error:  # a busy database is checkpointed next time
+            return
+        if log_frames * self._page_bytes > RESTART_AT_BYTES:
+            self._checkpoint(self._conn, "RESTART", RESTART_WAIT_S)
 
     def _last(self) -> None:
         """Checkpoint what is left and truncate the log (readers are gone by now)."""
         assert self._conn is not None
-        self._truncate(self._conn, self._busy_timeout_s)
+        self._checkpoint(self._conn, "TRUNCATE", self._busy_timeout_s)
 
     def _ended(self) -> None:
         if self._conn is not None:
