@@ -323,10 +323,17 @@ def http_throughput(url: str, plan: Plan, qs: Sequence[str], n: int, run_dir: Pa
         server.stop()
 
 
+# More single remembers a second than one client has come near (some 1,000 at best).
+_INGEST_BODIES_PER_S = 4000
+
+
 def http_ingest(server: ServerProcess, plan: Plan, n: int, run_dir: Path) -> dict[str, Any]:
-    """Remembers per second over HTTP from one client (wrk, one connection), into fresh Scopes."""
+    """Remembers per second over HTTP from one client (wrk, one connection), into fresh Scopes.
+    wrk sends the bodies in turn and starts again at the end; each text is numbered, and there are
+    more than a run can send, so no remember is answered as a duplicate without a write."""
     rng = random.Random(n)
-    texts = [memory_text(rng) for _ in range(1024)]
+    base = [memory_text(rng) for _ in range(1024)]
+    texts = [f"{base[i % len(base)]} ({i})" for i in range(_INGEST_BODIES_PER_S * plan.ingest_seconds)]
     client = Client(server.port)
     rates: list[float] = []
     cpu: list[float] = []
