@@ -19,7 +19,7 @@ from tests.reliability.helpers import Api, new_scope
 LOAD_SECONDS = 25.0
 WAL_CEILING_BYTES = 64 * 2**20  # the ceiling docs/benchmarks.md states (sqlite_checkpoint.py)
 # What may be written between two checkpoints on top of the ceiling (the coalescing pause and a
-# truncating checkpoint's wait, at the tens of MB a second this load writes).
+# restarting checkpoint's wait, at the tens of MB a second this load writes).
 ALLOWANCE_BYTES = 16 * 2**20
 
 
