@@ -238,6 +238,13 @@ def sentence(rng: random.Random, chinese: bool) -> str:
     return template.format(**_slots(rng, chinese))
 
 
+def numbered(texts: Sequence[str], i: int) -> str:
+    """The `i`-th of a stream that cycles through `texts`, numbered so none repeats: the server
+    answers a repeated text as a duplicate, which writes nothing, and a write benchmark would time
+    those instead of writes."""
+    return f"{texts[i % len(texts)]} ({i})"
+
+
 def memory_text(rng: random.Random) -> str:
     """One entry: 1-5 sentences, 60% English, 30% Chinese, 10% mixed; about 2% are long (~2-4 KB)."""
     roll = rng.random()

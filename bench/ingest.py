@@ -32,7 +32,7 @@ from devtools.embedding_server import EmbeddingServer
 from devtools.seekdb import SeekdbServer
 from devtools.server_process import Client, ServerProcess
 
-from .datagen import memory_text
+from .datagen import memory_text, numbered
 from .embedded import wait_embedded
 
 RESULTS = Path(__file__).resolve().parent / "results" / "ingest.json"
@@ -65,9 +65,7 @@ def ingest(
     stored = 0
     deadline = time.perf_counter() + seconds
     while time.perf_counter() < deadline:
-        # Numbered, so no entry repeats an earlier one: the server's duplicate check runs on every
-        # entry and stores each (a repeated text would be answered as a duplicate, storing nothing).
-        chunk = [f"{texts[(offset + i) % len(texts)]} ({offset + i})" for i in range(batch)]
+        chunk = [numbered(texts, offset + i) for i in range(batch)]
         body: dict[str, Any]
         offset += batch
         if batch == 1:

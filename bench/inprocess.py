@@ -23,7 +23,7 @@ from powercontext_runtime import (
     quote_body,
 )
 
-from .datagen import memory_text
+from .datagen import memory_text, numbered
 from .scenarios import Mode
 from .stats import latency_run
 
@@ -67,16 +67,15 @@ def prepare_runs(
 
 
 def remember_rate(app: ScopedContextApplication, scope_id: str, seconds: float, seed: int) -> float:
-    """In-process remembers per second into a fresh Scope, one Store transaction each. Each text
-    is numbered, so none repeats: a repeated one is answered as a duplicate without a write (the
-    texts used to cycle, and most remembers of a run were those)."""
+    """In-process remembers per second into a fresh Scope, one Store transaction each, of texts
+    that never repeat (`numbered`)."""
     app.create_scope(ScopeCreateRequest(scope_id=scope_id))
     rng = random.Random(seed)
     texts = [memory_text(rng) for _ in range(512)]
     done = 0
     started = time.perf_counter()
     while time.perf_counter() - started < seconds:
-        app.remember(RememberRequest(scope_id=scope_id, text=f"{texts[done % len(texts)]} ({done})"))
+        app.remember(RememberRequest(scope_id=scope_id, text=numbered(texts, done)))
         done += 1
     return done / (time.perf_counter() - started)
 

@@ -39,7 +39,7 @@ from powercontext_runtime import (
 from powercontext_server import keep_freed_memory
 
 from . import inprocess, loadgen, seekdb
-from .datagen import CorpusSpec, is_seeded, memory_text, queries, seed
+from .datagen import CorpusSpec, is_seeded, memory_text, numbered, queries, seed
 from .metrics_cost import metrics_cpu_us
 from .render import console_table
 from .scenarios import ASSEMBLY_MAX_ENTRIES, MODES, Mode
@@ -329,11 +329,11 @@ _INGEST_BODIES_PER_S = 4000
 
 def http_ingest(server: ServerProcess, plan: Plan, n: int, run_dir: Path) -> dict[str, Any]:
     """Remembers per second over HTTP from one client (wrk, one connection), into fresh Scopes.
-    wrk sends the bodies in turn and starts again at the end; each text is numbered, and there are
-    more than a run can send, so no remember is answered as a duplicate without a write."""
+    wrk sends the bodies in turn and starts again at the end: there are more than a run can send,
+    each `numbered`, so none repeats."""
     rng = random.Random(n)
     base = [memory_text(rng) for _ in range(1024)]
-    texts = [f"{base[i % len(base)]} ({i})" for i in range(_INGEST_BODIES_PER_S * plan.ingest_seconds)]
+    texts = [numbered(base, i) for i in range(_INGEST_BODIES_PER_S * plan.ingest_seconds)]
     client = Client(server.port)
     rates: list[float] = []
     cpu: list[float] = []
