@@ -48,6 +48,31 @@ def test_the_last_change_of_each_document_decides(seed: int) -> None:
     assert applied(docs, rows).tolist() == [list(pair) for pair in sorted(expected.items())]
 
 
+@pytest.mark.parametrize("seed", range(30))
+def test_writes_of_ever_larger_keys_only_append_and_a_key_out_of_order_still_sorts(seed: int) -> None:
+    """An ingest's batches (each key above all before it) are appended as they come; a batch with
+    a key at or below one before it goes the general way. Both give the replayed documents."""
+    rng = random.Random(seed)
+    start = {key: rng.randint(1, 50) for key in rng.sample(range(100), rng.randint(0, 30))}
+    docs = np.array(sorted(start.items()), np.int64).reshape(-1, 2)
+    expected = dict(start)
+    rows = []
+    generation, next_key = 0, max(start, default=0) + rng.randint(0, 1)
+    for _ in range(rng.randint(1, 12)):
+        keys = []
+        for _ in range(rng.randint(1, 6)):
+            next_key += rng.randint(1, 4)
+            keys.append(next_key)
+        if rng.random() < 0.1:  # now and then a key that does not come after the others
+            keys[rng.randrange(len(keys))] = rng.randrange(next_key + 1)
+            keys = sorted(set(keys))
+        lengths = [rng.randint(1, 50) for _ in keys]
+        expected.update(zip(keys, lengths, strict=True))
+        generation += len(keys)
+        rows.append((generation, keys[0], added(keys, lengths)))
+    assert applied(docs, rows).tolist() == [list(pair) for pair in sorted(expected.items())]
+
+
 @pytest.mark.parametrize("seed", range(10))
 def test_a_rows_documents_read_alone_are_those_it_unpacks_whole(seed: int) -> None:
     """A list is brought up to date from the rows' documents only (`unpack_documents`), never

@@ -16,12 +16,12 @@ from typing import cast
 import pytest
 
 from powercontext_runtime.models import MemoryCitation, Scope
-from powercontext_runtime.search import _doclists, _limits
+from powercontext_runtime.search import _doclists, _limits, _transactions
 from powercontext_runtime.search._postings import unpack_postings
 from powercontext_runtime.store import backends, memory, scopes
 from powercontext_runtime.store.backends import Backend
 from powercontext_runtime.store.sql_store import SqlStore
-from tests.store.writes import QUERIES, WORDS, churn, quiet_database, ranked
+from tests.store.writes import QUERIES, WORDS, churn, quiet_database, ranked, small_merges
 
 
 @pytest.fixture
@@ -210,3 +210,28 @@ def test_a_list_behind_by_batches_reads_their_documents_not_their_postings(
     assert [sql for sql in sent if "substr(added, 1, ?)" in sql]  # the fronts of the rows
     whole_rows = [sql for sql in sent if sql.startswith("SELECT added FROM search_log")]
     assert len(whole_rows) == (4 if head == 40 else 0)  # the 4 batches, when 40 bytes cannot hold them
+
+
+def test_a_merger_busy_with_merges_keeps_the_lists_up_to_date(
+    db: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long ingest makes one merge due after another, so the merger may never run out of merges
+    before it is stopped. It brings the lists up to date between merge chunks all the same (every
+    RELIST_EVERY_S; here after every chunk): a list left behind would keep the log from being
+    pruned, and a fresh reader would replay every row since."""
+    small_merges(monkeypatch, 8, chunk_rows=2, chunk_postings=3)
+    monkeypatch.setattr(_transactions, "RELIST_EVERY_S", 0.0)
+    store, _ = written(db, 5, 6)  # 36 documents, deferred: a merge of many chunks is due
+    asked = [0]
+
+    def stopping() -> bool:  # the process stops a few chunks in
+        asked[0] += 1
+        return asked[0] > 4
+
+    assert store.merge_index(stopping) >= 1
+    assert query(db, "SELECT COUNT(*) FROM search_merges") == [(1,)]  # cut short mid-merge
+    generation = query(db, "SELECT generation FROM search_stats WHERE family = 'memory'")[0][0]
+    assert query(db, "SELECT MIN(generation), MAX(generation) FROM search_doc_lists") == [
+        (generation, generation)
+    ]
+    store.close()

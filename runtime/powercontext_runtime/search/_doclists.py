@@ -130,6 +130,9 @@ def _read_whole(conn: Conn, scope_key: int, family: str) -> Docs:
 def applied(docs: Docs, rows: Sequence[tuple[int, int, _Added | None]]) -> Docs:
     """`docs` after the log rows, in generation order: a document's last change (added with its
     length, or removed) decides whether it is there, whatever it was before."""
+    appended = _appended(docs, rows)
+    if appended is not None:
+        return appended
     keys: list[npt.NDArray[np.int64]] = []
     lengths: list[npt.NDArray[np.int64]] = []
     present: list[npt.NDArray[np.bool_]] = []
@@ -163,6 +166,22 @@ def applied(docs: Docs, rows: Sequence[tuple[int, int, _Added | None]]) -> Docs:
     if len(kept) and len(added) and added[0, 0] <= kept[-1, 0]:
         merged = merged[np.argsort(merged[:, 0], kind="stable")]
     return merged
+
+
+def _appended(docs: Docs, rows: Sequence[tuple[int, int, _Added | None]]) -> Docs | None:
+    """`applied` when the rows only add documents, each above every key before it (an ingest's
+    batches): they go on the end as they are. None otherwise. A list a long ingest left hundreds
+    of batches behind is brought up to date without sorting their keys."""
+    if not rows or any(logged is None for _, _, logged in rows):
+        return None
+    added = [logged for _, _, logged in rows if logged is not None]
+    keys = np.concatenate([logged.doc_keys for logged in added]).astype(np.int64)
+    if len(docs) and len(keys) and keys[0] <= docs[-1, 0]:
+        return None
+    if not bool((keys[1:] > keys[:-1]).all()):
+        return None
+    lengths = np.concatenate([logged.lengths for logged in added]).astype(np.int64)
+    return np.concatenate([docs, np.stack([keys, lengths], axis=1)])
 
 
 def _listed(conn: Conn, scope_key: int, family: str) -> tuple[int, dict[int, int | bytes]] | None:

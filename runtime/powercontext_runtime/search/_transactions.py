@@ -16,6 +16,10 @@ from ._reads import ranked
 # The store's transaction: `transaction(write)` yields a connection inside one, commits on exit.
 Transaction = Callable[[bool], AbstractContextManager[Conn]]
 Ranked = list[tuple[int, float]]  # (doc_key, score), best first
+# While merges keep the merger busy (a long ingest makes one due after another), it still brings
+# the document lists that are due up to date this often: a list left behind keeps the log from
+# being pruned, and a fresh reader then replays every row since (a second at a million entries).
+RELIST_EVERY_S = 1.0
 
 
 @contextmanager
@@ -86,13 +90,15 @@ def merge_due(
     pause: Callable[[float], None] = time.sleep,
 ) -> int:
     """Carry every due or unfinished index merge through, a chunk per write transaction, until
-    none is left or `stopping()`, then the document lists due; the number of chunks merged. Each
-    chunk waits for the writes queueing at `gate` first, and leaves the write lock free after it
-    for as long as it held it, up to `pause_max_s` (the backend's `merge_pause_max_s`: other
-    processes' writers' turn), by calling `pause` with the seconds."""
+    none is left or `stopping()`, then the document lists due (and every RELIST_EVERY_S in
+    between); the number of chunks merged. Each chunk waits for the writes queueing at `gate`
+    first, and leaves the write lock free after it for as long as it held it, up to `pause_max_s`
+    (the backend's `merge_pause_max_s`: other processes' writers' turn), by calling `pause` with
+    the seconds."""
     with transaction(False) as conn:
         families = _merge.due(conn)
     steps, cache = 0, _merge.LoggedCache()
+    relisted = time.monotonic()
     for scope_key, family in families:
         while not stopping():
             gate.wait_clear()  # requests' writes go first
@@ -103,6 +109,9 @@ def merge_due(
             steps += 1
             if pause_max_s > 0:
                 pause(min(pause_max_s, time.monotonic() - began))
+            if time.monotonic() - relisted >= RELIST_EVERY_S:
+                _relist_due(transaction, gate, stopping)
+                relisted = time.monotonic()
     _relist_due(transaction, gate, stopping)
     return steps
 
