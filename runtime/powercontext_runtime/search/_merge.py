@@ -208,9 +208,12 @@ def _merge_chunk(conn: Conn, scope_key: int, family: str, state: MergeState, cac
     share (every term when none did, and the merge then finishes)."""
     share = max(1, CHUNK_ROWS // max(1, len(state.runs) + len(state.deferred)))
     after = state.merged_through
-    taken_runs = [
+    # The runs' next terms with their sizes first, and the postings only of those the chunk takes:
+    # common words of large runs hold thousands of postings a row, so a chunk's budget is spent
+    # long before a run's share of rows, and reading the share whole read most rows many times.
+    sized_runs = [
         conn.execute(
-            "SELECT term, postings FROM search_runs WHERE scope_key = ? AND family = ? AND segment = ?"
+            "SELECT term, length(postings) FROM search_runs WHERE scope_key = ? AND family = ? AND segment = ?"
             " AND term > ? ORDER BY term LIMIT ?",
             (scope_key, family, run, after, share),
         ).fetchall()
@@ -218,20 +221,24 @@ def _merge_chunk(conn: Conn, scope_key: int, family: str, state: MergeState, cac
     ]
     writes = [_logged(conn, scope_key, family, g, segment, cache) for g, segment in state.deferred]
     starts = [bisect_right(write.terms, after) if write else 0 for write in writes]
-    lasts = [str(rows[-1][0]) for rows in taken_runs if len(rows) == share] + [
+    lasts = [str(rows[-1][0]) for rows in sized_runs if len(rows) == share] + [
         write.terms[start + share - 1]
         for write, start in zip(writes, starts, strict=True)
         if write is not None and len(write.terms) - start >= share
     ]
-    through = _within_budget(taken_runs, writes, starts, share, min(lasts) if lasts else None)
+    through = _within_budget(sized_runs, writes, starts, share, min(lasts) if lasts else None)
+    bound = "" if through is None else " AND term <= ?"
     blocks = _Blocks([], [], [], [], [])
-    for run, rows in zip(state.runs, taken_runs, strict=True):
-        kept = [row for row in rows if through is None or str(row[0]) <= through]
+    for run in state.runs:
+        kept = conn.execute(
+            "SELECT term, postings FROM search_runs WHERE scope_key = ? AND family = ? AND segment = ?"
+            f" AND term > ?{bound} ORDER BY term",
+            (scope_key, family, run, after, *(() if through is None else (through,))),
+        ).fetchall()
         if kept:
             sizes, held, tfs = _postings.unpack_rows([run] * len(kept), [row[1] for row in kept])
             blocks.add([str(row[0]) for row in kept], sizes, held, tfs)
     _add_deferred(conn, family, blocks, writes, starts, through)
-    bound = "" if through is None else " AND term <= ?"
     if state.runs:
         conn.execute(
             "DELETE FROM search_runs WHERE scope_key = ? AND family = ?"
@@ -265,7 +272,7 @@ LoggedCache = dict[tuple[int, str, int], _log.LoggedWrite]
 
 
 def _within_budget(
-    taken_runs: list[Sequence[Any]],
+    sized_runs: list[Sequence[Any]],
     writes: list[_log.LoggedWrite | None],
     starts: list[int],
     share: int,
@@ -273,12 +280,10 @@ def _within_budget(
 ) -> str | None:
     """`through`, or an earlier last term if the rows up to it hold over CHUNK_POSTINGS postings
     (common words of a large run hold a posting per document): the terms in order, as many as fit,
-    and always the first."""
+    and always the first. `sized_runs`: each run's next (term, bytes of its postings)."""
     counted: list[tuple[str, int]] = []
-    for rows in taken_runs:
-        counted += [
-            (str(term), 1 if _postings.single_posting(packed) else len(packed) // 8) for term, packed in rows
-        ]
+    for rows in sized_runs:
+        counted += [(str(term), _postings.postings_in(int(size))) for term, size in rows]
     for write, start in zip(writes, starts, strict=True):
         if write is not None:
             stop = min(len(write.terms), start + share)

@@ -55,9 +55,10 @@ def single_tf(packed: int | bytes) -> int | None:
     return int(packed) if len(packed) < 8 else None
 
 
-def single_posting(packed: int | bytes) -> bool:
-    """Whether a postings row holds one posting, its tf alone (see `single_tf`)."""
-    return single_tf(packed) is not None
+def postings_in(size: int) -> int:
+    """How many postings a row holds whose value is `size` bytes long (SQL's `length`, which gives
+    a single posting's integer as its digits on both backends; see `single_tf`)."""
+    return 1 if size < 8 else size // 8
 
 
 def _offsets(segment: int, doc_keys: Sequence[int] | npt.NDArray[np.int64]) -> bytes:
