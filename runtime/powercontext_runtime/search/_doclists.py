@@ -181,7 +181,8 @@ def _appended(docs: Docs, rows: Sequence[tuple[int, int, _Added | None]]) -> Doc
     if not bool((keys[1:] > keys[:-1]).all()):
         return None
     lengths = np.concatenate([logged.lengths for logged in added]).astype(np.int64)
-    return np.concatenate([docs, np.stack([keys, lengths], axis=1)])
+    appended: Docs = np.concatenate([docs, np.stack([keys, lengths], axis=1)])
+    return appended
 
 
 def _listed(conn: Conn, scope_key: int, family: str) -> tuple[int, dict[int, int | bytes]] | None:
