@@ -42,13 +42,14 @@ from .datagen import memory_text, queries
 from .embedded import wait_embedded
 from .ingest import database
 from .run import CACHE
+from .stats import percentile
 
 SCOPE = "bench:embedding"
 
 
-def percentile(samples: Sequence[float], share: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * share))] * 1000
+def in_ms(samples: Sequence[float], q: float) -> float:
+    """The q-th percentile of `samples` (seconds) in milliseconds."""
+    return percentile([s * 1000 for s in samples], q)
 
 
 def timed_round(app: Any, asked: Sequence[str]) -> list[float]:
@@ -129,26 +130,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         after_write = after_writes(lexical_app, hybrid_app, asked[: args.writes], url, name, dimensions)
         lexical_app.close()
         hybrid_app.close()
-    p50 = percentile(lexical, 0.5), percentile(hybrid, 0.5)
+    p50 = in_ms(lexical, 50), in_ms(hybrid, 50)
     print(
         f"{args.database}, entries {args.entries}, {name} ({dimensions} dimensions), prepares {len(lexical)}"
         f" each ({args.rounds} rounds of {len(asked)} queries, taking turns)"
     )
     # The best of each is what a prepare costs when nothing else wants the CPU (a shared machine's
     # p50 carries its neighbours' load).
-    print(
-        f"lexical: best {min(lexical) * 1000:.3f} ms, p50 {p50[0]:.3f} ms, p95 {percentile(lexical, 0.95):.3f} ms"
-    )
+    print(f"lexical: best {min(lexical) * 1000:.3f} ms, p50 {p50[0]:.3f} ms, p95 {in_ms(lexical, 95):.3f} ms")
     print(
         f"with the leg (embedding call free): best {min(hybrid) * 1000:.3f} ms, p50 {p50[1]:.3f} ms,"
-        f" p95 {percentile(hybrid, 0.95):.3f} ms"
+        f" p95 {in_ms(hybrid, 95):.3f} ms"
     )
     print(
         f"the leg adds: best {1000 * (min(hybrid) - min(lexical)):.3f} ms, p50 {p50[1] - p50[0]:.3f} ms; mean {1000 * (statistics.fmean(hybrid) - statistics.fmean(lexical)):.3f} ms"
     )
     written, written_with_leg = after_write
     if written:
-        p50_after = percentile(written, 0.5), percentile(written_with_leg, 0.5)
+        p50_after = in_ms(written, 50), in_ms(written_with_leg, 50)
         print(
             f"right after a write ({len(written)} each): lexical p50 {p50_after[0]:.3f} ms,"
             f" with the leg p50 {p50_after[1]:.3f} ms; the leg adds p50 {p50_after[1] - p50_after[0]:.3f} ms,"

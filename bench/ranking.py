@@ -30,6 +30,8 @@ from powercontext_runtime.search import _prune
 from powercontext_runtime.search._bm25 import TermPostings, term_weights
 from powercontext_runtime.search._mirror import FamilyMirror
 
+from .stats import percentile
+
 COMMON_RANKS = 30
 RARE_RANKS = 50_000
 
@@ -57,11 +59,6 @@ def queries(rng: np.random.Generator, count: int) -> list[list[int]]:
         others = np.exp(rng.uniform(math.log(COMMON_RANKS), math.log(RARE_RANKS), size - 1)).astype(int)
         out.append(list(dict.fromkeys([common, *others.tolist()])))
     return out
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
 def main() -> int:
@@ -113,9 +110,9 @@ def main() -> int:
     )
     for way, spent in times.items():
         print(
-            f"  {way:10s} p50 {statistics.median(spent):7.2f} ms  p95 {percentile(spent, 0.95):7.2f} ms"
+            f"  {way:10s} p50 {statistics.median(spent):7.2f} ms  p95 {percentile(spent, 95):7.2f} ms"
             f"  mean {statistics.fmean(spent):7.2f} ms   CPU p50 {statistics.median(cpu[way]):7.2f} ms"
-            f"  p95 {percentile(cpu[way], 0.95):7.2f} ms"
+            f"  p95 {percentile(cpu[way], 95):7.2f} ms"
         )
     return 0
 

@@ -104,9 +104,9 @@ def latencies(client: Client, asked: Sequence[str]) -> dict[str, float]:
     warm = [timed_prepare(client, q) for _ in range(WARM_ROUNDS) for q in asked]
     return {
         "first_ms": first,
-        "cold_p50_ms": percentile(cold, 0.5),
-        "warm_p50_ms": percentile(warm, 0.5),
-        "warm_p95_ms": percentile(warm, 0.95),
+        "cold_p50_ms": percentile(cold, 50),
+        "warm_p50_ms": percentile(warm, 50),
+        "warm_p95_ms": percentile(warm, 95),
     }
 
 

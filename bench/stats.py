@@ -9,7 +9,10 @@ from typing import Any
 
 
 def percentile(samples: Sequence[float], q: float) -> float:
-    """Nearest-rank percentile (q in 0..100) of unsorted samples."""
+    """Nearest-rank percentile (q in 0..100) of unsorted samples. A q below 1 is refused: it was
+    a share meant as a percent (0.5 for the median gave the scale tier's fastest sample)."""
+    if not 1 <= q <= 100:
+        raise ValueError(f"percentile takes a percent from 1 to 100, not {q}")
     ordered = sorted(samples)
     if not ordered:
         return math.nan
