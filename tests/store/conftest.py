@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
 from devtools.seekdb import SeekdbServer
+from powercontext_runtime.store import backends
 
 
 @pytest.fixture
@@ -23,3 +25,20 @@ def urls(tmp_path: Path, request: pytest.FixtureRequest) -> dict[str, str]:
             return url
 
     return Urls()
+
+
+@pytest.fixture
+def statements(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Every statement any store's connection runs from here on."""
+    sent: list[str] = []
+    for conn_class in (backends._SqliteConn, backends._MysqlConn):
+        original = conn_class.execute
+
+        def recording(
+            self: object, sql: str, params: Sequence[object] = (), _run: object = original
+        ) -> object:
+            sent.append(sql)
+            return _run(self, sql, params)  # type: ignore[operator]
+
+        monkeypatch.setattr(conn_class, "execute", recording)
+    yield sent

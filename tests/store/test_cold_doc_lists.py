@@ -9,7 +9,6 @@ store's first search sends and the rows they name.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import cast
 
@@ -18,10 +17,10 @@ import pytest
 from powercontext_runtime.models import MemoryCitation, Scope
 from powercontext_runtime.search import _doclists, _limits, _transactions
 from powercontext_runtime.search._postings import unpack_postings
-from powercontext_runtime.store import backends, memory, scopes
+from powercontext_runtime.store import memory, scopes
 from powercontext_runtime.store.backends import Backend
 from powercontext_runtime.store.sql_store import SqlStore
-from tests.store.writes import QUERIES, WORDS, churn, quiet_database, ranked, small_merges
+from tests.store.writes import QUERIES, WORDS, churn, query, quiet_database, ranked, small_merges
 
 
 @pytest.fixture
@@ -34,34 +33,6 @@ def db(
     monkeypatch.setattr(_doclists, "LIST_CHUNK", 8)
     monkeypatch.setattr(_doclists, "LIST_EVERY", 12)
     return quiet_database(request, backend, tmp_path, monkeypatch)
-
-
-@pytest.fixture
-def statements(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """Every statement any store's connection runs from here on."""
-    sent: list[str] = []
-    for conn_class in (backends._SqliteConn, backends._MysqlConn):
-        original = conn_class.execute
-
-        def recording(
-            self: object, sql: str, params: Sequence[object] = (), _run: object = original
-        ) -> object:
-            sent.append(sql)
-            return _run(self, sql, params)  # type: ignore[operator]
-
-        monkeypatch.setattr(conn_class, "execute", recording)
-    yield sent
-
-
-def query(backend: Backend, sql: str, params: Sequence[object] = ()) -> list[tuple[object, ...]]:
-    conn = backend.connect()
-    try:
-        backend.begin(conn, write=True)
-        rows = [tuple(row) for row in conn.execute(sql, params).fetchall()]
-        backend.commit(conn)
-        return rows
-    finally:
-        backend.close(conn)
 
 
 def ranks_as_a_whole_read(db: Backend, statements: list[str]) -> list[str]:

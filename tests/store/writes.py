@@ -87,3 +87,14 @@ def ranked(store: SqlStore, queries: Sequence[str]) -> list[list[tuple[str, floa
         [(hit.text, round(hit.score, 9)) for hit in store.search_memory(["s:1"], parse_query(q), 10)[0]]
         for q in queries
     ]
+
+
+def query(backend: Backend, sql: str, params: Sequence[object] = ()) -> list[tuple[object, ...]]:
+    conn = backend.connect()
+    try:
+        backend.begin(conn, write=True)
+        rows = [tuple(row) for row in conn.execute(sql, params).fetchall()]
+        backend.commit(conn)
+        return rows
+    finally:
+        backend.close(conn)
