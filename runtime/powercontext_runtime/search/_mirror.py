@@ -30,6 +30,7 @@ import numpy.typing as npt
 from ._bm25 import Documents, TermPostings, contributions, length_norms, term_gains
 from ._log import LoggedWrite
 from ._neighbours import KeyOrder, key_order
+from ._pending import PendingRows
 from ._prune import term_bound, top_documents
 
 # About 16 bytes a posting (slot, term frequency, cached contribution): 32M postings is some
@@ -448,6 +449,8 @@ class SearchMirror:
         self.lock = threading.Lock()
         self._max_postings = max_postings
         self._mirrors: OrderedDict[tuple[int, str], FamilyMirror] = OrderedDict()
+        # Deferred writes' rows, for the terms a mirror has not loaded yet (`_pending.py`).
+        self.pending = PendingRows()
 
     def get(self, scope_key: int, family: str) -> FamilyMirror | None:
         mirror = self._mirrors.get((scope_key, family))
@@ -475,6 +478,7 @@ class SearchMirror:
 
     def clear(self) -> None:
         self._mirrors.clear()
+        self.pending.clear()
 
 
 def _dense_with(

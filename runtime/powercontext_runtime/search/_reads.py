@@ -14,24 +14,19 @@ from ._bm25 import TermPostings, term_weights
 from ._conn import Conn, marks
 from ._mirror import FamilyMirror, SearchMirror
 from ._neighbours import NEIGHBOUR_FAMILIES
+from ._pending import PendingRows
 from ._postings import single_tf, unpack_postings
 
 
-def _pending(conn: Conn, scope_key: int, family: str) -> list[tuple[_log.LoggedWrite, str | None]]:
+def _pending(
+    conn: Conn, pending: PendingRows, scope_key: int, family: str
+) -> list[tuple[_log.LoggedWrite, str | None]]:
     """The writes whose postings are still (partly) only in their log rows, each with the last
     term a merge under way has already moved into its target run (None: none)."""
     progress = _merge_progress(conn, scope_key, family)
     return [
-        (
-            _log.unpack(int(base), bytes(added), lazy=True),
-            progress[0] if progress is not None and int(generation) in progress[1] else None,
-        )
-        for generation, base, added in conn.execute(
-            "SELECT p.generation, l.doc_key, l.added FROM search_pending p JOIN search_log l"
-            " ON l.scope_key = p.scope_key AND l.family = p.family AND l.generation = p.generation"
-            " WHERE p.scope_key = ? AND p.family = ?",
-            (scope_key, family),
-        )
+        (write, progress[0] if progress is not None and generation in progress[1] else None)
+        for generation, write in pending.read(conn, scope_key, family)
     ]
 
 
@@ -89,7 +84,9 @@ def ranked(
         borrowed: dict[str, TermPostings] = {}
         missing = family_mirror.missing(terms, generation)
         if missing:
-            for term, (keys, frequencies) in _read_terms(conn, scope_key, family, missing).items():
+            for term, (keys, frequencies) in _read_terms(
+                conn, mirror.pending, scope_key, family, missing
+            ).items():
                 postings = family_mirror.postings_of(keys, frequencies)
                 if family_mirror.generation == generation:
                     family_mirror.install(term, postings)
@@ -134,7 +131,7 @@ def _synced(
 
 
 def _read_terms(
-    conn: Conn, scope_key: int, family: str, terms: list[str]
+    conn: Conn, pending: PendingRows, scope_key: int, family: str, terms: list[str]
 ) -> dict[str, tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]]:
     """Each term's postings as (doc_keys, term frequencies): its segment rows, its rows in each run,
     and those of deferred writes not merged yet. A deferred write still lists documents unindexed
@@ -169,7 +166,7 @@ def _read_terms(
             continue
         keys_array, tfs_array = unpack_postings(int(segment), packed)
         packed_parts[term].append((keys_array, tfs_array.astype(np.int64)))
-    for write, merged_through in _pending(conn, scope_key, family):
+    for write, merged_through in _pending(conn, pending, scope_key, family):
         for term in terms:
             if merged_through is not None and term <= merged_through:
                 continue  # in the target run already, read above
