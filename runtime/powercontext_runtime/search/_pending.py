@@ -1,12 +1,12 @@
 """Deferred writes' log rows, unpacked once per process.
 
 A cold term read looks each of its words up in every write still waiting to be merged (`_log.py`
-holds a batch's postings in its one row). Reading those rows again for every query was nearly a fifth of
-a cold query's time at a million entries just ingested (38 batches, 10 MB a query). So a process
-keeps them, unpacked, and asks the database only which rows are pending and how long each is: a
-row is known by its generation, its `doc_key` and its length, since an erasure rewrites a row
-shorter (`_log.without_documents`) and the next read then fetches it again. A merged row leaves
-the pending list, and the cache with it.
+holds a batch's postings in its one row). Reading those rows again for every query was nearly a
+fifth of a cold query's time at a million entries just ingested (38 batches, 10 MB a query). So a
+process keeps them, unpacked, and asks the database only which rows are pending and how long each
+is: a row is known by its generation, its `doc_key` and its length, since an erasure rewrites a
+row shorter (`_log.without_documents`) and the next read then fetches it again. A merged row
+leaves the pending list, and the cache with it.
 """
 
 from __future__ import annotations
