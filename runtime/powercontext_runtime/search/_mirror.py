@@ -296,14 +296,18 @@ class FamilyMirror:
                         (mapped[new][ascending], logged.tfs[start:end][new][ascending].astype(np.float32))
                     )
 
-    def postings_of(self, keys: npt.NDArray[np.int64], frequencies: npt.NDArray[np.int64]) -> TermPostings:
+    def postings_of(self, keys: npt.NDArray[np.int64], frequencies: npt.NDArray[np.integer]) -> TermPostings:
         """A term's postings from its documents' keys and term frequencies, in slot order (pruned
         ranking looks documents up in them); documents this mirror does not know are skipped."""
         dense = self._dense_slots() if self._ascending and self._count else None
-        found = self._slots_of(keys, dense)
-        known = found >= 0
-        slots = found[known].astype(np.int32)
-        tfs = frequencies[known].astype(np.float32)
+        slots = _gathered(dense, keys)
+        if slots is not None and (len(slots) == 0 or int(slots.min()) >= 0):
+            tfs = frequencies.astype(np.float32)  # every key known: no masks to build and apply
+        else:
+            found = self._slots_of(keys, dense)
+            known = found >= 0
+            slots = found[known].astype(np.int32)
+            tfs = frequencies[known].astype(np.float32)
         if len(slots) > 1 and not bool((slots[1:] > slots[:-1]).all()):
             ascending = np.argsort(slots, kind="stable")
             slots, tfs = slots[ascending], tfs[ascending]
@@ -479,6 +483,20 @@ class SearchMirror:
     def clear(self) -> None:
         self._mirrors.clear()
         self.pending.clear()
+
+
+def _gathered(
+    dense: tuple[int, npt.NDArray[np.int32]] | None, keys: npt.NDArray[np.int64]
+) -> npt.NDArray[np.int32] | None:
+    """Each key's slot by one gather from the key table (-1: no document), when every key lies
+    within it; else None."""
+    if dense is None or len(keys) == 0:
+        return None
+    low, table = dense
+    at = keys - low
+    if int(at.min()) < 0 or int(at.max()) >= len(table):
+        return None
+    return table[at]
 
 
 def _dense_with(

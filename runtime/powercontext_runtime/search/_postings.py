@@ -41,10 +41,15 @@ def unpack_postings(segment: int, packed: int | bytes) -> tuple[npt.NDArray[np.i
     tf = single_tf(packed)
     if tf is not None:
         return np.array([segment], np.int64), np.array([tf], np.int32)
-    blob = bytes(packed)
+    offsets, tfs = packed_views(bytes(packed))
+    return offsets.astype(np.int64) + segment, tfs
+
+
+def packed_views(blob: bytes) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int32]]:
+    """A packed row's offsets from its segment and term frequencies, as views into `blob` (a row
+    of several postings: not a `single_tf` one)."""
     count = len(blob) // 8
-    offsets = np.frombuffer(blob, "<u4", count, 4 * count)
-    return offsets.astype(np.int64) + segment, np.frombuffer(blob, "<i4", count)
+    return np.frombuffer(blob, "<u4", count, 4 * count), np.frombuffer(blob, "<i4", count)
 
 
 def single_tf(packed: int | bytes) -> int | None:

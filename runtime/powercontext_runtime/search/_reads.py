@@ -15,7 +15,7 @@ from ._conn import Conn, marks
 from ._mirror import FamilyMirror, SearchMirror
 from ._neighbours import NEIGHBOUR_FAMILIES
 from ._pending import PendingRows
-from ._postings import single_tf, unpack_postings
+from ._postings import packed_views, single_tf
 
 
 def _pending(
@@ -132,15 +132,14 @@ def _synced(
 
 def _read_terms(
     conn: Conn, pending: PendingRows, scope_key: int, family: str, terms: list[str]
-) -> dict[str, tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]]:
+) -> dict[str, tuple[npt.NDArray[np.int64], npt.NDArray[np.int32]]]:
     """Each term's postings as (doc_keys, term frequencies): its segment rows, its rows in each run,
     and those of deferred writes not merged yet. A deferred write still lists documents unindexed
     since; a mirror skips those it does not know and masks the ones it knows as removed. Decoded
-    rows stay arrays (a common term's hundreds of thousands of postings are joined in C)."""
+    rows stay views until each term's postings are laid out once, in C (a common term's hundreds
+    of thousands, read cold, cost their copies and the first touch of their memory)."""
     singles: dict[str, tuple[list[int], list[int]]] = {term: ([], []) for term in terms}
-    packed_parts: dict[str, list[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]]] = {
-        term: [] for term in terms
-    }
+    parts: dict[str, list[_Part]] = {term: [] for term in terms}
     runs = [
         int(segment)
         for (segment,) in conn.execute(
@@ -164,8 +163,8 @@ def _read_terms(
             keys.append(int(segment))
             tfs.append(tf)
             continue
-        keys_array, tfs_array = unpack_postings(int(segment), packed)
-        packed_parts[term].append((keys_array, tfs_array.astype(np.int64)))
+        offsets, frequencies = packed_views(bytes(packed))
+        parts[term].append((offsets, int(segment), frequencies))
     for write, merged_through in _pending(conn, pending, scope_key, family):
         for term in terms:
             if merged_through is not None and term <= merged_through:
@@ -173,11 +172,30 @@ def _read_terms(
             at = bisect_left(write.terms, term)
             if at < len(write.terms) and write.terms[at] == term:
                 start, end = int(write.bounds[at]), int(write.bounds[at + 1])
-                held = write.doc_keys[write.positions[start:end]].astype(np.int64)
-                packed_parts[term].append((held, write.tfs[start:end].astype(np.int64)))
-    found = {}
-    for term in terms:
-        keys, tfs = singles[term]
-        parts = [(np.array(keys, np.int64), np.array(tfs, np.int64)), *packed_parts[term]]
-        found[term] = (np.concatenate([k for k, _ in parts]), np.concatenate([t for _, t in parts]))
-    return found
+                parts[term].append((write.doc_keys[write.positions[start:end]], 0, write.tfs[start:end]))
+    return {term: _laid_out(*singles[term], parts[term]) for term in terms}
+
+
+# Postings of one row: document keys less `base` (or whole, with a base of 0), term frequencies.
+_Part = tuple[npt.NDArray[np.integer], int, npt.NDArray[np.int32]]
+
+
+def _laid_out(
+    single_keys: list[int], single_tfs: list[int], parts: list[_Part]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int32]]:
+    """One term's postings in two arrays, each allocated once: the single postings, then each
+    part's keys (widened, plus its base) and frequencies, in order."""
+    total = len(single_keys) + sum(len(offsets) for offsets, _, _ in parts)
+    keys = np.empty(total, np.int64)
+    tfs = np.empty(total, np.int32)
+    at = len(single_keys)
+    keys[:at] = single_keys
+    tfs[:at] = single_tfs
+    for offsets, base, frequencies in parts:
+        end = at + len(offsets)
+        keys[at:end] = offsets
+        if base:
+            keys[at:end] += base
+        tfs[at:end] = frequencies
+        at = end
+    return keys, tfs
