@@ -5,6 +5,7 @@ has rewritten since, and ranks as a store that reads them all does."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,21 +19,27 @@ from tests.store.writes import QUERIES, WORDS, quiet_database, ranked, small_mer
 FETCH = "SELECT generation, doc_key, added FROM search_log"
 
 
+@pytest.fixture
 def pending_store(
     request: pytest.FixtureRequest, backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> tuple[SqlStore, list[str]]:
-    """A store whose Scope `s:1` holds four batches of six, all deferred and none merged, and
-    the entry ids of the first batch."""
-    small_merges(monkeypatch, 10_000)  # batches of 2 or more defer; no merge comes due
-    store = SqlStore(quiet_database(request, backend, tmp_path, monkeypatch))
-    store.run(scopes.create_scope, Scope("s:1", "", "", (), 1))
-    rng = random.Random(4)
-    first: list[str] = []
-    for _ in range(4):
-        texts = [" ".join(rng.choices(WORDS[:5], k=rng.randint(3, 7))) for _ in range(6)]
-        cited = store.run(memory.remember_batch, "s:1", [(t, "fact", None) for t in texts], None)
-        first = first or [citation.entry_id for citation, _ in cited]
-    return store, first
+) -> Callable[[], tuple[SqlStore, list[str]]]:
+    """Makes a store whose Scope `s:1` holds four batches of six, all deferred and none merged,
+    and gives the entry ids of the first batch with it (made when called: a test may set
+    `_pending.MAX_BYTES` first)."""
+
+    def made() -> tuple[SqlStore, list[str]]:
+        small_merges(monkeypatch, 10_000)  # batches of 2 or more defer; no merge comes due
+        store = SqlStore(quiet_database(request, backend, tmp_path, monkeypatch))
+        store.run(scopes.create_scope, Scope("s:1", "", "", (), 1))
+        rng = random.Random(4)
+        first: list[str] = []
+        for _ in range(4):
+            texts = [" ".join(rng.choices(WORDS[:5], k=rng.randint(3, 7))) for _ in range(6)]
+            cited = store.run(memory.remember_batch, "s:1", [(t, "fact", None) for t in texts], None)
+            first = first or [citation.entry_id for citation, _ in cited]
+        return store, first
+
+    return made
 
 
 def fetches(statements: list[str]) -> int:
@@ -40,13 +47,9 @@ def fetches(statements: list[str]) -> int:
 
 
 def test_a_process_fetches_each_pending_row_once_and_again_once_an_erasure_rewrote_it(
-    request: pytest.FixtureRequest,
-    backend: str,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    statements: list[str],
+    pending_store: Callable[[], tuple[SqlStore, list[str]]], statements: list[str]
 ) -> None:
-    store, first = pending_store(request, backend, tmp_path, monkeypatch)
+    store, first = pending_store()
     statements.clear()
     assert ranked(store, ["alpha"])[0]
     assert fetches(statements) == 1  # the four rows, in one statement
@@ -66,14 +69,12 @@ def test_a_process_fetches_each_pending_row_once_and_again_once_an_erasure_rewro
 
 
 def test_rows_over_the_budget_are_read_for_every_query_and_rank_the_same(
-    request: pytest.FixtureRequest,
-    backend: str,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    pending_store: Callable[[], tuple[SqlStore, list[str]]],
     statements: list[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(_pending, "MAX_BYTES", 0)
-    store, _ = pending_store(request, backend, tmp_path, monkeypatch)
+    store, _ = pending_store()
     statements.clear()
     held_none = ranked(store, ["alpha", "beta gamma"])
     assert fetches(statements) == 2
