@@ -5,6 +5,7 @@ has rewritten since, and ranks as a store that reads them all does."""
 from __future__ import annotations
 
 import random
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -80,4 +81,38 @@ def test_rows_over_the_budget_are_read_for_every_query_and_rank_the_same(
     assert fetches(statements) == 2
     monkeypatch.setattr(_pending, "MAX_BYTES", 2**20)
     assert ranked(SqlStore(store._backend), ["alpha", "beta gamma"]) == held_none
+    store.close()
+
+
+def test_a_cold_read_looks_up_the_log_only_by_the_pending_generations(
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    statements: list[str],
+) -> None:
+    """The log keeps every write's row for mirrors to replay, so a statement that led with it by
+    Scope and family read them all on every cold term read (at 10k entries just written, the first
+    prepares took twice as long). Every statement of a cold read that reads the log must reach it
+    by generation."""
+    small_merges(monkeypatch, 10_000)
+    backend = quiet_database(request, "sqlite", tmp_path, monkeypatch)
+    store = SqlStore(backend)
+    store.run(scopes.create_scope, Scope("s:1", "", "", (), 1))
+    for text in ["alpha beta", "gamma heron", "the delta"]:
+        citation = store.run(memory.remember, "s:1", text, "fact", None).citation
+        store.run(memory.erase_memory_entry, "s:1", citation.entry_id)  # a removal's row, added NULL
+    store.run(memory.remember_batch, "s:1", [("alpha gamma", "fact", None), ("beta the", "fact", None)], None)
+    statements.clear()
+    assert ranked(store, ["alpha"])[0]
+    reads = [sql for sql in statements if "search_log" in sql]
+    assert reads
+    conn = sqlite3.connect(tmp_path / "db.sqlite3")
+    try:
+        for sql in reads:
+            plan = conn.execute(f"EXPLAIN QUERY PLAN {sql}", [0] * sql.count("?")).fetchall()
+            steps = [str(row[-1]).split() for row in plan]  # SCAN or SEARCH, then the table
+            on_log = [" ".join(step) for step in steps if step[1] in ("search_log", "l")]
+            assert on_log and all("generation" in step for step in on_log), (sql, plan)
+    finally:
+        conn.close()
     store.close()

@@ -41,16 +41,20 @@ class PendingRows:
     def read(self, conn: Conn, scope_key: int, family: str) -> list[tuple[int, _log.LoggedWrite]]:
         """The family's deferred writes as this transaction sees them, by log generation, oldest
         first, their terms left packed (`_log.unpack(lazy=True)`)."""
+        # No condition on the log's own columns here: one (`l.added IS NOT NULL`) made SQLite lead
+        # with the log, every row the family ever logged, instead of the few pending ones.
         listed = conn.execute(
             "SELECT p.generation, l.doc_key, length(l.added) FROM search_pending p JOIN search_log l"
             " ON l.scope_key = p.scope_key AND l.family = p.family AND l.generation = p.generation"
-            " WHERE p.scope_key = ? AND p.family = ? AND l.added IS NOT NULL",
+            " WHERE p.scope_key = ? AND p.family = ?",
             (scope_key, family),
         ).fetchall()
         known = self._rows.get((scope_key, family), {})
         rows: dict[int, _Row] = {}
         fresh: list[int] = []
         for generation, base, size in listed:
+            if size is None:
+                continue  # a write that only took documents away
             row = known.get(int(generation))
             if row is not None and row.base == int(base) and row.size == int(size):
                 rows[int(generation)] = row
