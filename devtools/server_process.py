@@ -82,7 +82,11 @@ class ServerProcess:
             pid = pending.pop()
             found.append(pid)
             for task in Path(f"/proc/{pid}/task").glob("*/children"):
-                pending.extend(int(child) for child in task.read_text().split())
+                try:
+                    children = task.read_text()
+                except FileNotFoundError:  # the thread ended between the listing and the read
+                    continue
+                pending.extend(int(child) for child in children.split())
         return found
 
     def cpu_seconds(self) -> float:
