@@ -9,6 +9,7 @@ import random
 import numpy as np
 import pytest
 
+from powercontext_runtime.search import _doclists
 from powercontext_runtime.search._doclists import applied
 from powercontext_runtime.search._log import LoggedWrite, pack, pack_tail, unpack, unpack_documents
 
@@ -91,3 +92,22 @@ def test_a_rows_documents_read_alone_are_those_it_unpacks_whole(seed: int) -> No
     assert documents.doc_keys.tolist() == whole.doc_keys.tolist() == (offsets + base).tolist()
     assert documents.lengths.tolist() == whole.lengths.tolist() == lengths.tolist()
     assert whole.terms == terms  # the rest of the row is still there for a replay
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_list_cut_into_rows_reads_back_whole(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`_chunks` then `_joined`, the stored list's way there and back: rows of one document (stored
+    as its length alone), rows cut where keys jump past a row's offsets, rows of many."""
+    monkeypatch.setattr(_doclists, "LIST_CHUNK", random.Random(seed).choice([1, 3, 64]))
+    rng = np.random.default_rng(seed)
+    keys = np.unique(rng.integers(1, 2**40, size=int(rng.integers(0, 300))))
+    if seed % 2:
+        keys = np.unique(np.concatenate([keys, np.arange(5, 5 + 200)]))  # a dense stretch
+    docs = np.stack([keys, rng.integers(1, 10**6, size=len(keys))], axis=1).astype(np.int64)
+    bases = (
+        sorted(int(k) for k in rng.choice(keys, size=min(3, len(keys)), replace=False)) if len(keys) else []
+    )
+    rows = _doclists._chunks(docs, bases)
+    back = _doclists._joined(rows)
+    assert back.dtype == np.int64 and back.shape == (len(keys), 2)
+    assert np.array_equal(back, docs)

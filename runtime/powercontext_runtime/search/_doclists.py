@@ -26,7 +26,7 @@ from . import _log
 from ._conn import Conn
 from ._limits import MAX_KEY_OFFSET
 from ._mirror import LogRow
-from ._postings import pack_postings, unpack_postings
+from ._postings import pack_postings, row_views
 
 # Documents per list row: 128 KiB packed, no larger than a common term's row in a run, so a
 # statement stays well within OceanBase's packet; a million documents are 62 rows.
@@ -199,12 +199,18 @@ def _listed(conn: Conn, scope_key: int, family: str) -> tuple[int, dict[int, int
 
 
 def _joined(chunks: dict[int, int | bytes]) -> Docs:
-    parts = [unpack_postings(base, packed) for base, packed in chunks.items()]
-    if not parts:
-        return np.zeros((0, 2), np.int64)
-    return np.stack(
-        [np.concatenate([k for k, _ in parts]), np.concatenate([n for _, n in parts])], axis=1
-    ).astype(np.int64)
+    """The list's rows decoded straight into one array: a million documents' keys and lengths
+    went through three copies (each row's, their concatenation, the stack), and a fresh process's
+    first prepare faulted in each."""
+    parts = [(base, *row_views(packed)) for base, packed in chunks.items()]
+    docs: Docs = np.empty((sum(len(offsets) for _, offsets, _ in parts), 2), np.int64)
+    at = 0
+    for base, offsets, lengths in parts:
+        stop = at + len(offsets)
+        np.add(offsets, np.int64(base), out=docs[at:stop, 0])
+        docs[at:stop, 1] = lengths
+        at = stop
+    return docs
 
 
 def _chunks(docs: Docs, bases: Sequence[int]) -> dict[int, int | bytes]:

@@ -52,6 +52,14 @@ def packed_views(blob: bytes) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.in
     return np.frombuffer(blob, "<u4", count, 4 * count), np.frombuffer(blob, "<i4", count)
 
 
+def row_views(packed: int | bytes) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int32]]:
+    """`packed_views` of any row, a single posting's included (its one offset is 0)."""
+    tf = single_tf(packed)
+    if tf is not None:
+        return np.zeros(1, np.uint32), np.array([tf], np.int32)
+    return packed_views(bytes(packed))
+
+
 def single_tf(packed: int | bytes) -> int | None:
     """The term frequency of a single-posting row, else None. SQLite gives the integer back;
     OceanBase's LONGBLOB keeps its decimal digits, fewer than 8 (a text has under 10^7 words)."""
