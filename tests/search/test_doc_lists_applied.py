@@ -111,3 +111,6 @@ def test_a_list_cut_into_rows_reads_back_whole(seed: int, monkeypatch: pytest.Mo
     back = _doclists._joined(rows)
     assert back.dtype == np.int64 and back.shape == (len(keys), 2)
     assert np.array_equal(back, docs)
+    assert _doclists._last_key(rows) == (int(keys[-1]) if len(keys) else None)
+    tail = np.arange(2**41, 2**41 + 3, dtype=np.int64), np.array([7, 8, 9], np.int64)
+    assert np.array_equal(_doclists._joined(rows, tail), np.concatenate([docs, np.stack(tail, axis=1)]))

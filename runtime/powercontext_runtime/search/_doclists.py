@@ -111,6 +111,10 @@ def documents(conn: Conn, scope_key: int, family: str, generation: int) -> Docs:
         # batches behind, and unpacking their postings took a fresh reader a second and a GiB.
         rows = _documents_since(conn, scope_key, family, listed[0], generation)
         if rows is not None:
+            added = _only_added(rows)
+            last = _last_key(listed[1])
+            if added is not None and (last is None or not len(added[0]) or added[0][0] > last):
+                return _joined(listed[1], added)  # the ingest's batches go on the end, in one array
             return applied(_joined(listed[1]), rows)
     return _read_whole(conn, scope_key, family)
 
@@ -172,17 +176,28 @@ def _appended(docs: Docs, rows: Sequence[tuple[int, int, _Added | None]]) -> Doc
     """`applied` when the rows only add documents, each above every key before it (an ingest's
     batches): they go on the end as they are. None otherwise. A list a long ingest left hundreds
     of batches behind is brought up to date without sorting their keys."""
+    added = _only_added(rows)
+    if added is None:
+        return None
+    keys, lengths = added
+    if len(docs) and len(keys) and keys[0] <= docs[-1, 0]:
+        return None
+    appended: Docs = np.concatenate([docs, np.stack([keys, lengths], axis=1)])
+    return appended
+
+
+def _only_added(
+    rows: Sequence[tuple[int, int, _Added | None]],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
+    """The keys and lengths of the documents the rows add, when they only add and in ascending key
+    order (an ingest's batches); else None."""
     if not rows or any(logged is None for _, _, logged in rows):
         return None
     added = [logged for _, _, logged in rows if logged is not None]
     keys = np.concatenate([logged.doc_keys for logged in added]).astype(np.int64)
-    if len(docs) and len(keys) and keys[0] <= docs[-1, 0]:
-        return None
     if not bool((keys[1:] > keys[:-1]).all()):
         return None
-    lengths = np.concatenate([logged.lengths for logged in added]).astype(np.int64)
-    appended: Docs = np.concatenate([docs, np.stack([keys, lengths], axis=1)])
-    return appended
+    return keys, np.concatenate([logged.lengths for logged in added]).astype(np.int64)
 
 
 def _listed(conn: Conn, scope_key: int, family: str) -> tuple[int, dict[int, int | bytes]] | None:
@@ -198,19 +213,34 @@ def _listed(conn: Conn, scope_key: int, family: str) -> tuple[int, dict[int, int
     }
 
 
-def _joined(chunks: dict[int, int | bytes]) -> Docs:
-    """The list's rows decoded straight into one array: a million documents' keys and lengths
-    went through three copies (each row's, their concatenation, the stack), and a fresh process's
-    first prepare faulted in each."""
+def _joined(
+    chunks: dict[int, int | bytes],
+    tail: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None = None,
+) -> Docs:
+    """The list's rows decoded straight into one array, then `tail`'s keys and lengths (the caller
+    sees they come after): a million documents' keys and lengths used to go through three copies
+    (each row's, their concatenation, the stack) and a fourth for an ingest's batches, and a
+    fresh process's first prepare faulted in each."""
     parts = [(base, *row_views(packed)) for base, packed in chunks.items()]
-    docs: Docs = np.empty((sum(len(offsets) for _, offsets, _ in parts), 2), np.int64)
+    listed = sum(len(offsets) for _, offsets, _ in parts)
+    docs: Docs = np.empty((listed + (0 if tail is None else len(tail[0])), 2), np.int64)
     at = 0
     for base, offsets, lengths in parts:
         stop = at + len(offsets)
         np.add(offsets, np.int64(base), out=docs[at:stop, 0])
         docs[at:stop, 1] = lengths
         at = stop
+    if tail is not None:
+        docs[listed:, 0], docs[listed:, 1] = tail
     return docs
+
+
+def _last_key(chunks: dict[int, int | bytes]) -> int | None:
+    """The largest key a list holds (its rows come by base), or None when it holds none."""
+    if not chunks:
+        return None
+    base = max(chunks)
+    return base + int(row_views(chunks[base])[0][-1])
 
 
 def _chunks(docs: Docs, bases: Sequence[int]) -> dict[int, int | bytes]:
