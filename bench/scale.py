@@ -3,9 +3,9 @@
 Per database: ingest through `POST /v1/memory/remember/batch` into one Scope of a real
 `powercontext serve` (entries/s per tenth of the way), the database's size on disk, then a fresh
 server process: its first prepare, the first 20 distinct queries (cold p50), warm p50/p95 over
-repeated rounds of every query once each has been asked, its resident memory, prepares/s with wrk against one process and
-against two processes on the one database, and whether a write one process acknowledged is found
-at once through the other. Prints a table and writes bench/results/scale.json.
+repeated rounds of every query once each has been asked, its resident memory, prepares/s with wrk
+against one process and against two processes on the one database, and whether a write one
+process acknowledged is found at once through the other. Prints a table and writes bench/results/scale.json.
 
     python -m bench.scale [--entries 1000000] [--oceanbase-entries 200000] [--databases sqlite,oceanbase]
                           [--keep DIR]
