@@ -106,11 +106,13 @@ class SqlStore:
         with self._transaction(write=False) as conn:
             self._local.reading = conn
             self._local.query_vectors = {}
+            self._local.scope_keys = {}
             try:
                 yield
             finally:
                 self._local.reading = None
                 self._local.query_vectors = None
+                self._local.scope_keys = None
 
     @contextmanager
     def _transaction(self, write: bool) -> Iterator[Conn]:
@@ -261,7 +263,7 @@ class SqlStore:
             return [[] for _ in scope_ids]
         vector = self._query_vector(query)
         with self._ranked_reads() as (conn, release_mirror):
-            scope_rows = scopes.keys_by_id(conn, scope_ids, "memory_revision")
+            scope_rows = self._scope_keys(conn, scope_ids)
             # Left out before each Scope's hits are cut to `limit` (by either leg): an expired entry
             # takes no live one's place.
             expired = memory_hygiene.expired_heads(conn, [key for key, _ in scope_rows.values()], clock.now())
@@ -322,12 +324,24 @@ class SqlStore:
             return [[] for _ in scope_ids]
         vector = self._query_vector(query)
         with self._ranked_reads() as (conn, release_mirror):
-            scope_rows = scopes.keys_by_id(conn, scope_ids)
+            scope_rows = self._scope_keys(conn, scope_ids)
             ranked = self._ranked(
                 conn, release_mirror, scope_ids, scope_rows, family, terms, vector, limit, merge_cap
             )
             heads = artifacts.head_documents(conn, family, [k for ks in ranked for k, _ in ks])
         return [[(heads[k], score) for k, score in keys if k in heads] for keys in ranked]
+
+    def _scope_keys(self, conn: Conn, scope_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """Each existing Scope's key and Memory revision (`scopes.keys_by_id`), asked of the
+        database once per `reading()`: a prepare searches up to four families of the same Scopes
+        in one snapshot, and on OceanBase each lookup is a round trip."""
+        kept: dict[str, tuple[int, int]] | None = getattr(self._local, "scope_keys", None)
+        if kept is not None and all(scope_id in kept for scope_id in scope_ids):
+            return {scope_id: kept[scope_id] for scope_id in scope_ids}
+        found = scopes.keys_by_id(conn, scope_ids, "memory_revision")
+        if kept is not None:
+            kept.update(found)
+        return found
 
     def _query_vector(self, query: SearchQuery) -> Vectors | None:
         """The query's vector, or None (lexical recall only: the leg is off or the endpoint
