@@ -1,5 +1,6 @@
-"""A prepare reads in one snapshot (`Store.reading()`), and there it looks its Scopes' keys up once,
-not once per family it searches: on OceanBase each lookup is a round trip."""
+"""A prepare reads in one snapshot (`Store.reading()`), and there it looks its Scopes' keys and
+their index statistics up once, not once per family it searches: on OceanBase each lookup is a
+round trip."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from powercontext_runtime import ScopedContextApplication, Settings, open_applic
 from tests.conftest import database_env
 from tests.store.test_backend_parity import seed
 
-LOOKUP = "SELECT scope_id, scope_key, "
+LOOKUPS = ("SELECT scope_id, scope_key, ", "SELECT scope_key, family, generation")
 FOUR_FAMILIES = {
     "sections": [
         {"family": "profile", "limit": 3},
@@ -35,14 +36,15 @@ def app(request: pytest.FixtureRequest, backend: str, tmp_path: Path) -> Iterato
     opened.close()
 
 
-def test_a_four_family_prepare_looks_its_scopes_up_once(
+def test_a_four_family_prepare_looks_its_scopes_and_their_statistics_up_once(
     app: ScopedContextApplication, statements: list[str]
 ) -> None:
     request = {"scope_id": "project:a", "query": "contract api deploy 记忆", "assembly": FOUR_FAMILIES}
     statements.clear()
     first = app.prepare_context(PrepareContextRequest.model_validate(request)).content
-    assert len([sql for sql in statements if sql.startswith(LOOKUP)]) == 1
+    assert [len([sql for sql in statements if sql.startswith(lookup)]) for lookup in LOOKUPS] == [1, 1]
     assert "contract" in first and "Experience" in first
     statements.clear()
     assert app.prepare_context(PrepareContextRequest.model_validate(request)).content == first
-    assert len([sql for sql in statements if sql.startswith(LOOKUP)]) == 1  # not kept past its snapshot
+    # Not kept past its snapshot:
+    assert [len([sql for sql in statements if sql.startswith(lookup)]) for lookup in LOOKUPS] == [1, 1]

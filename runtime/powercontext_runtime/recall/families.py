@@ -122,12 +122,18 @@ def recall_profiles(store: Store, scope: Scope) -> list[Candidate]:
     ]
 
 
+_RECALL_ORDER = (MEMORY_FAMILY, EXPERIENCE_FAMILY, PROFILE_FAMILY, TOPIC_FAMILY)
+
+
 def recall_text_pools(
     store: Store, scope: Scope, query: SearchQuery, families: Collection[str]
 ) -> dict[str, Sequence[Candidate]]:
-    """Pools for an assembly request: exactly the selected families, nothing else is read."""
+    """Pools for an assembly request: exactly the selected families, nothing else is read. The
+    families that read every referenced Scope come first, in a fixed order: the store looks the
+    Scopes up once for all of them (Topic Memory reads the Scope alone), and the statements a
+    prepare sends do not depend on a set's order."""
     pools: dict[str, Sequence[Candidate]] = {}
-    for family in families:
+    for family in sorted(families, key=_RECALL_ORDER.index):
         if family == MEMORY_FAMILY:
             pools[family] = recall_memory(store, scope, query)
         elif family == EXPERIENCE_FAMILY:

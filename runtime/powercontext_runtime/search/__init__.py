@@ -21,6 +21,7 @@ from ._conn import Conn, Cursor, Statement
 from ._doclists import list_all as list_documents
 from ._merger import IndexMerger, WriterGate
 from ._mirror import SearchMirror
+from ._reads import IndexStats, index_stats
 from ._tokenised import TokenisedDocuments, keep_documents, tokenise_documents
 from ._tokens import MAX_QUERY_TERMS, SearchQuery, first_match, parse_query
 from ._tokens import comparable as comparable_text
@@ -49,6 +50,7 @@ __all__ = [
     "Conn",
     "Cursor",
     "IndexMerger",
+    "IndexStats",
     "SearchMirror",
     "SearchQuery",
     "Statement",
@@ -63,6 +65,7 @@ __all__ = [
     "forget_documents",
     "index_document",
     "index_documents",
+    "index_stats",
     "keep_documents",
     "list_documents",
     "merge_due",

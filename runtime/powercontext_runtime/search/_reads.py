@@ -47,6 +47,25 @@ def _merge_progress(conn: Conn, scope_key: int, family: str) -> tuple[str, set[i
     }
 
 
+# Each (Scope, family)'s index statistics: its generation, documents and their total length.
+IndexStats = dict[tuple[int, str], tuple[int, int, int]]
+
+
+def index_stats(conn: Conn, scope_keys: Sequence[int]) -> IndexStats:
+    """Every family's index statistics of the Scopes, in one statement (a prepare ranks up to
+    four families of the same Scopes in one snapshot)."""
+    if not scope_keys:
+        return {}
+    return {
+        (int(row[0]), str(row[1])): (int(row[2]), int(row[3]), int(row[4]))
+        for row in conn.execute(
+            "SELECT scope_key, family, generation, documents, total_length FROM search_stats"
+            f" WHERE scope_key IN ({marks(scope_keys)})",
+            tuple(scope_keys),
+        )
+    }
+
+
 def ranked(
     conn: Conn,
     mirror: SearchMirror,
@@ -55,10 +74,12 @@ def ranked(
     terms: Sequence[str],
     limit: int,
     excluded: Mapping[int, Collection[int]] | None = None,
+    stats: IndexStats | None = None,
 ) -> dict[int, list[tuple[int, float]]]:
     """The best `doc_key`s of each Scope's family with their scores, best first, leaving out the
     `excluded` documents of each Scope before the cut to `limit` (they still count in the
-    statistics BM25 weighs terms by, as every indexed document does).
+    statistics BM25 weighs terms by, as every indexed document does). `stats`: `index_stats` of
+    these Scopes read in this transaction, else they are read here.
 
     The caller holds `mirror.lock`. A transaction begun after taking it sees everything the mirror
     has replayed; one begun earlier (inside `Store.reading()`) may not, and ranks as of its own
@@ -66,17 +87,18 @@ def ranked(
     """
     if not terms or not scope_keys:
         return {key: [] for key in scope_keys}
-    stats = {
-        int(row[0]): (int(row[1]), int(row[2]), int(row[3]))
-        for row in conn.execute(
-            "SELECT scope_key, generation, documents, total_length FROM search_stats"
-            f" WHERE family = ? AND scope_key IN ({marks(scope_keys)})",
-            (family, *scope_keys),
-        )
-    }
+    if stats is None:
+        stats = {
+            (int(row[0]), family): (int(row[1]), int(row[2]), int(row[3]))
+            for row in conn.execute(
+                "SELECT scope_key, generation, documents, total_length FROM search_stats"
+                f" WHERE family = ? AND scope_key IN ({marks(scope_keys)})",
+                (family, *scope_keys),
+            )
+        }
     found: dict[int, list[tuple[int, float]]] = {}
     for scope_key in scope_keys:
-        generation, documents, total_length = stats.get(scope_key, (0, 0, 0))
+        generation, documents, total_length = stats.get((scope_key, family), (0, 0, 0))
         if documents == 0:
             found[scope_key] = []
             continue

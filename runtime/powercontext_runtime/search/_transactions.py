@@ -11,7 +11,7 @@ from . import _doclists, _merge
 from ._conn import Conn
 from ._merger import WriterGate
 from ._mirror import SearchMirror
-from ._reads import ranked
+from ._reads import IndexStats, ranked
 
 # The store's transaction: `transaction(write)` yields a connection inside one, commits on exit.
 Transaction = Callable[[bool], AbstractContextManager[Conn]]
@@ -53,13 +53,15 @@ def ranked_per_scope(
     limit: int,
     merge_cap: int | None,
     excluded: Mapping[int, Collection[int]] | None = None,
+    stats: IndexStats | None = None,
 ) -> list[Ranked]:
     """Each Scope's ranked `doc_key`s with their scores, in `scope_keys` order (None: no such
     Scope, no hits), without its `excluded` documents. With `merge_cap`, each list is cut to its
     share of the pool that interleaving them round-robin, capped at `merge_cap`, would take: the
-    merge is planned here once, and the caller reads (and interleaves) no hit past it."""
+    merge is planned here once, and the caller reads (and interleaves) no hit past it. `stats`:
+    as `ranked` takes them."""
     known = [key for key in scope_keys if key is not None]
-    found = ranked(conn, mirror, known, family, terms, limit, excluded)
+    found = ranked(conn, mirror, known, family, terms, limit, excluded, stats)
     lists = [[] if key is None else found[key] for key in scope_keys]
     if merge_cap is None:
         return lists

@@ -34,9 +34,11 @@ from ..models import (
 )
 from ..search import (
     IndexMerger,
+    IndexStats,
     SearchMirror,
     SearchQuery,
     WriterGate,
+    index_stats,
     merge_due,
     query_terms,
     ranked_per_scope,
@@ -107,12 +109,14 @@ class SqlStore:
             self._local.reading = conn
             self._local.query_vectors = {}
             self._local.scope_keys = {}
+            self._local.index_stats = (set(), {})
             try:
                 yield
             finally:
                 self._local.reading = None
                 self._local.query_vectors = None
                 self._local.scope_keys = None
+                self._local.index_stats = None
 
     @contextmanager
     def _transaction(self, write: bool) -> Iterator[Conn]:
@@ -343,6 +347,19 @@ class SqlStore:
             kept.update(found)
         return found
 
+    def _index_stats(self, conn: Conn, scope_keys: Sequence[int]) -> IndexStats | None:
+        """Every family's index statistics of the Scopes, read once per `reading()` for the
+        same reason as `_scope_keys`; None outside it (ranking reads its family's own)."""
+        kept: tuple[set[int], IndexStats] | None = getattr(self._local, "index_stats", None)
+        if kept is None:
+            return None
+        covered, stats = kept
+        missing = [key for key in scope_keys if key not in covered]
+        if missing:
+            stats.update(index_stats(conn, missing))
+            covered.update(missing)
+        return stats
+
     def _query_vector(self, query: SearchQuery) -> Vectors | None:
         """The query's vector, or None (lexical recall only: the leg is off or the endpoint
         failed). Inside `reading()` it is asked for once per text, a failure included."""
@@ -373,13 +390,16 @@ class SqlStore:
         `excluded` ones, each cut to its share of the merged pool (`search.ranked_per_scope`);
         with a query `vector`, each Scope's lexical ranking fused with its vectors' cosines first."""
         keys = [scope_rows[scope_id][0] if scope_id in scope_rows else None for scope_id in scope_ids]
+        stats = self._index_stats(conn, [key for key in keys if key is not None])
         if self._vectors is None or vector is None:
-            ranked = ranked_per_scope(conn, self._search, keys, family, terms, limit, merge_cap, excluded)
+            ranked = ranked_per_scope(
+                conn, self._search, keys, family, terms, limit, merge_cap, excluded, stats
+            )
             release_mirror()
             return ranked
         # Fused first, then cut to the pool's shares.
         depth = self._vectors.lexical_depth(limit)
-        ranked = ranked_per_scope(conn, self._search, keys, family, terms, depth, None, excluded)
+        ranked = ranked_per_scope(conn, self._search, keys, family, terms, depth, None, excluded, stats)
         release_mirror()
         return self._vectors.fuse(conn, family, keys, ranked, vector, limit, merge_cap, excluded)
 
