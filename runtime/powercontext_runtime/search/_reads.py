@@ -79,7 +79,7 @@ def ranked(
     """The best `doc_key`s of each Scope's family with their scores, best first, leaving out the
     `excluded` documents of each Scope before the cut to `limit` (they still count in the
     statistics BM25 weighs terms by, as every indexed document does). `stats`: `index_stats` of
-    these Scopes read in this transaction, else they are read here.
+    these Scopes read in this transaction, else read here.
 
     The caller holds `mirror.lock`. A transaction begun after taking it sees everything the mirror
     has replayed; one begun earlier (inside `Store.reading()`) may not, and ranks as of its own
@@ -88,14 +88,7 @@ def ranked(
     if not terms or not scope_keys:
         return {key: [] for key in scope_keys}
     if stats is None:
-        stats = {
-            (int(row[0]), family): (int(row[1]), int(row[2]), int(row[3]))
-            for row in conn.execute(
-                "SELECT scope_key, generation, documents, total_length FROM search_stats"
-                f" WHERE family = ? AND scope_key IN ({marks(scope_keys)})",
-                (family, *scope_keys),
-            )
-        }
+        stats = index_stats(conn, scope_keys)
     found: dict[int, list[tuple[int, float]]] = {}
     for scope_key in scope_keys:
         generation, documents, total_length = stats.get((scope_key, family), (0, 0, 0))
