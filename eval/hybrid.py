@@ -35,15 +35,20 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 @contextmanager
-def model_env(weight: float | None = None, model: str | None = None) -> Iterator[dict[str, str]]:
+def model_env(
+    weight: float | None = None, model: str | None = None, cache: Path | None = None
+) -> Iterator[dict[str, str]]:
     """The embedding settings of a server that uses a bundled model (`model`, by its name in
     `devtools.embedding_models`; None: the default), served by `devtools.embedding_server` in a
     process of its own (one BLAS thread: the machine's cores are the server's and the client's
-    too) while the block runs, with the vector weight `weight_for` the model."""
+    too) while the block runs, with the vector weight `weight_for` the model. With `cache`, the
+    model server keeps every vector there and embeds no text it holds."""
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
     command = [sys.executable, "-m", "devtools.embedding_server"]
     if model is not None:
         command += ["--model", model]
+    if cache is not None:
+        command += ["--cache", str(cache)]
     with subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True, cwd=REPO) as process:
         try:
             settings = _announced_settings(process)

@@ -39,8 +39,8 @@ import httpx
 from bench.embedded import wait_embedded
 from devtools.embedding_models import MODELS
 from devtools.server_process import ServerProcess
-from powercontext_api.models import PreparedContext, PreparedContextExplanation
-from powercontext_client import PowerContextClient
+from powercontext_api.models import MemoryEntry, PreparedContext, PreparedContextExplanation
+from powercontext_client import NotFoundError, PowerContextClient
 
 from . import format_ablation, hybrid, model_step
 from .evidence import whole_entries
@@ -52,6 +52,7 @@ BUDGETS = (2000, 8000, 32768)
 
 
 PROFILE_MAX_CHARS = 32000  # the contract's limit for a Profile snapshot
+LIST_PAGE = 200  # Memory entries read back per request from a work directory's Scope
 
 
 @dataclass(frozen=True)
@@ -145,6 +146,44 @@ def seed(pc: PowerContextClient, conversation: Conversation) -> dict[str, str]:
         proposed = pc.propose_profile(scope_id, profile)
         pc.approve_candidate(scope_id, proposed.candidate_id, expected_version=proposed.version)
     return turn_of
+
+
+class SeededOtherData(Exception):
+    """The work directory's database holds a Scope of the conversation that no finished seeding
+    wrote, or with other turns than the conversation has."""
+
+
+def seeded(pc: PowerContextClient, conversation: Conversation, marker: Path) -> dict[str, str]:
+    """What `seed` returns for the conversation: read back from its Scope when `marker` lists it
+    as seeded in full by an earlier run on the same database (`--work`), else seeded now and
+    listed there."""
+    scope_id = scope_of(conversation)
+    if conversation.sample_id in (marker.read_text().split() if marker.exists() else ()):
+        return seeded_turns(pc, conversation)
+    try:
+        pc.get_scope(scope_id)
+    except NotFoundError:
+        turn_of = seed(pc, conversation)
+        with marker.open("a", encoding="utf-8") as listed:
+            listed.write(conversation.sample_id + "\n")
+        return turn_of
+    raise SeededOtherData(f"{scope_id} is in the work directory, but an earlier run stopped seeding it")
+
+
+def seeded_turns(pc: PowerContextClient, conversation: Conversation) -> dict[str, str]:
+    """`seed`'s entry id -> turn id of the conversation's seeded Scope, read back from its Memory."""
+    scope_id = scope_of(conversation)
+    entries: list[MemoryEntry] = []
+    cursor = None
+    while True:
+        page = pc.list_memory_entries(scope_id, limit=LIST_PAGE, cursor=cursor)
+        entries += page.entries
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    if [e.text for e in entries] != [t.memory_text for t in conversation.turns]:
+        raise SeededOtherData(f"{scope_id} in the work directory holds other turns than the data's")
+    return {e.citation.entry_id: t.dia_id for e, t in zip(entries, conversation.turns, strict=True)}
 
 
 def profile_markdown(conversation: Conversation) -> str:
@@ -261,7 +300,8 @@ def evaluate(
         if options.lexical:
             lexical = stack.enter_context(_starting(pool, url, work / "server.log"))
         if options.hybrid:
-            env = stack.enter_context(hybrid.model_env(options.weight, options.embedding_model))
+            cache = work / f"vectors-{options.embedding_model or 'default'}.txt"
+            env = stack.enter_context(hybrid.model_env(options.weight, options.embedding_model, cache))
             hybrid_server = stack.enter_context(
                 _starting(pool, hybrid_url, work / "hybrid" / "server.log", env)
             )
@@ -319,11 +359,13 @@ def _server_runs(
     model: Model | None,
     env: dict[str, str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Seed `server` (on `url`), run every configuration and budget on it, then stop it."""
+    """Seed `server` (on `url`, a SQLite file) unless `seeded` finds it done, run every configuration
+    and budget on it, then stop it."""
+    marker = Path(url.removeprefix("sqlite:///") + ".seeded")
     results: list[dict[str, Any]] = []
     try:
         with PowerContextClient(f"http://127.0.0.1:{server.port}", timeout=60) as pc, httpx.Client() as http:
-            seeded = [(c, seed(pc, c)) for c in conversations]
+            turns = [(c, seeded(pc, c, marker)) for c in conversations]
             if env is not None:
                 model_name, dims = (
                     env["POWERCONTEXT_SERVER_EMBEDDING_MODEL"],
@@ -336,7 +378,7 @@ def _server_runs(
                     scorer = model_scorer(model, http) if answering and model is not None else None
                     rows: list[tuple[Conversation, dict[str, Any]]] = [
                         (c, row)
-                        for c, turn_of in seeded
+                        for c, turn_of in turns
                         for row in run_questions(pc, c, turn_of, config, budget, scorer)
                     ]
                     results += _summaries(config, budget, rows)
@@ -426,6 +468,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--configs", default=None, help="comma-separated configuration keys (default: all)")
     parser.add_argument(
+        "--work",
+        type=Path,
+        default=None,
+        help="keep the databases and the model's vectors in this directory; a later run on it seeds"
+        " and embeds nothing again (default: a temporary directory)",
+    )
+    parser.add_argument(
         "--weight",
         type=float,
         default=None,
@@ -461,8 +510,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     budgets = [int(b) for b in args.budgets.split(",")]
     started, load_before = time.perf_counter(), os.getloadavg()[0]
-    with tempfile.TemporaryDirectory(prefix="pc-eval-") as scratch:
-        runs, ablation = evaluate(conversations, budgets, Path(scratch), model, options)
+    with contextlib.ExitStack() as stack:
+        if args.work is None:
+            work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="pc-eval-")))
+        else:
+            work = args.work
+            work.mkdir(parents=True, exist_ok=True)
+        try:
+            runs, ablation = evaluate(conversations, budgets, work, model, options)
+        except SeededOtherData as error:
+            print(f"eval: {error}; give --work an empty directory", file=sys.stderr)
+            return 2
     report = {
         "generated": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         "commit": commit(),

@@ -5,9 +5,11 @@ LoCoMo itself, which lives outside the repository and only `make eval` reads."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import runpy
+import sqlite3
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -222,3 +224,50 @@ def test_the_report_names_the_splits_as_ranges() -> None:
         "1, 3",
         "none",
     ]
+
+
+def _recall(results: dict[str, Any]) -> list[tuple[Any, ...]]:
+    fields = ("questions", "gold_turns", "evidence_recall", "question_recall", "bytes_mean", "tokens_mean")
+    return sorted(
+        (r["config"], r["budget"], r["split"], r["category"] or 0, *(r[f] for f in fields))
+        for r in results["runs"]
+    )
+
+
+def _entries(database: Path) -> int:
+    with contextlib.closing(sqlite3.connect(database)) as conn:
+        return int(conn.execute("SELECT count(*) FROM memory_entries").fetchone()[0])
+
+
+def test_a_kept_work_directory_is_read_back_not_seeded_or_embedded_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--work DIR`: a second run on DIR seeds nothing, asks the model for no text it embedded
+    before, and measures the same; a Scope whose seeding an earlier run did not finish stops the
+    run with one line instead of being measured half seeded."""
+    work = tmp_path / "work"
+    args = ["--data", str(SMOKE), "--embedding-model", DEFAULT.name, "--legs", "lexical,hybrid"]
+    args += ["--configs", "memory-8", "--budgets", "8000", "--work", str(work)]
+    assert run.main([*args, "--out", str(tmp_path / "first.json")]) == 0
+    vectors = work / f"vectors-{DEFAULT.name}.txt"
+    embedded = vectors.read_text()
+    entries = _entries(work / "hybrid.sqlite3")
+    turns = sum(len(c.turns) for c in load(SMOKE))
+    assert entries == _entries(work / "eval.sqlite3") == turns
+    assert len(embedded.splitlines()) >= turns  # every turn, and the questions
+
+    assert run.main([*args, "--out", str(tmp_path / "second.json")]) == 0
+    first, second = (json.loads((tmp_path / name).read_text()) for name in ("first.json", "second.json"))
+    assert _recall(second) == _recall(first)
+    assert {r["config"] for r in second["runs"]} == {"memory-8", "memory-8" + hybrid.SUFFIX}
+    assert vectors.read_text() == embedded
+    assert _entries(work / "hybrid.sqlite3") == _entries(work / "eval.sqlite3") == entries
+
+    capsys.readouterr()
+    (work / "eval.sqlite3.seeded").write_text("")  # as if the first run had stopped while seeding
+    assert run.main([*args, "--out", str(tmp_path / "third.json")]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"eval: locomo:{load(SMOKE)[0].sample_id} is in the work directory, but an earlier run stopped"
+        " seeding it; give --work an empty directory"
+    ]
+    assert not (tmp_path / "third.json").exists()
