@@ -271,3 +271,25 @@ def test_a_kept_work_directory_is_read_back_not_seeded_or_embedded_again(
         " seeding it; give --work an empty directory"
     ]
     assert not (tmp_path / "third.json").exists()
+
+
+def test_a_work_directory_seeded_from_other_data_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A turn that changed since DIR was seeded: the Scope's Memory no longer reads back as the
+    conversation, and the run stops instead of measuring the old text."""
+    work = tmp_path / "work"
+    args = ["--legs", "lexical", "--configs", "memory-8", "--budgets", "8000", "--work", str(work)]
+    assert run.main(["--data", str(SMOKE), *args, "--out", str(tmp_path / "first.json")]) == 0
+    changed = json.loads(SMOKE.read_text())
+    changed[-1]["conversation"]["session_1"][0]["text"] += " (edited)"
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(changed))
+    capsys.readouterr()
+    assert run.main(["--data", str(edited), *args, "--out", str(tmp_path / "second.json")]) == 2
+    last = load(SMOKE)[-1].sample_id
+    assert capsys.readouterr().err.splitlines() == [
+        f"eval: locomo:{last} in the work directory holds other turns than the data's;"
+        " give --work an empty directory"
+    ]
+    assert not (tmp_path / "second.json").exists()
