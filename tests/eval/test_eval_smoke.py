@@ -9,6 +9,7 @@ import contextlib
 import json
 import os
 import runpy
+import shutil
 import sqlite3
 import sys
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ FAKE_ANSWER = "7 May 2023."
 class SmokeRun:
     results: dict[str, Any]
     asked: list[Received]  # what the fake model received
+    work: Path  # its databases and the model's vectors (`--work`)
 
 
 @pytest.fixture(scope="module")
@@ -47,14 +49,24 @@ def smoke_run(tmp_path_factory: pytest.TempPathFactory) -> SmokeRun:
         return Reply(200, "application/json", json.dumps(body).encode())
 
     out = tmp_path_factory.mktemp("smoke") / "latest.json"
+    work = out.parent / "work"
     with RecordingServer(reply) as fake:
         # The toolchain's bundled model: the evaluation's own (all-mpnet-base-v2) comes with `make eval`.
-        args = ["--data", str(SMOKE), "--out", str(out), "--embedding-model", DEFAULT.name]
+        args = [
+            "--data",
+            str(SMOKE),
+            "--out",
+            str(out),
+            "--embedding-model",
+            DEFAULT.name,
+            "--work",
+            str(work),
+        ]
         args += ["--budgets", ",".join(map(str, SMOKE_BUDGETS))]
         args += ["--model-url", fake.base_url, "--model", "fake-model"]
         assert run.main(args) == 0
         asked = fake.requests_to("/chat/completions")
-    return SmokeRun(json.loads(out.read_text()), asked)
+    return SmokeRun(json.loads(out.read_text()), asked, work)
 
 
 def test_the_smoke_data_runs_every_configuration_and_budget(smoke_run: SmokeRun) -> None:
@@ -240,56 +252,51 @@ def _entries(database: Path) -> int:
 
 
 def test_a_kept_work_directory_is_read_back_not_seeded_or_embedded_again(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    smoke_run: SmokeRun, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`--work DIR`: a second run on DIR seeds nothing, asks the model for no text it embedded
-    before, and measures the same; a Scope whose seeding an earlier run did not finish stops the
-    run with one line instead of being measured half seeded."""
+    before, and measures the same. A turn edited since, or a Scope whose seeding an earlier run did
+    not finish, stops the run with one line instead of being measured."""
     work = tmp_path / "work"
-    args = ["--data", str(SMOKE), "--embedding-model", DEFAULT.name, "--legs", "lexical,hybrid"]
-    args += ["--configs", "memory-8", "--budgets", "8000", "--work", str(work)]
-    assert run.main([*args, "--out", str(tmp_path / "first.json")]) == 0
+    shutil.copytree(smoke_run.work, work)
     vectors = work / f"vectors-{DEFAULT.name}.txt"
     embedded = vectors.read_text()
-    entries = _entries(work / "hybrid.sqlite3")
     turns = sum(len(c.turns) for c in load(SMOKE))
-    assert entries == _entries(work / "eval.sqlite3") == turns
+    assert _entries(work / "eval.sqlite3") == _entries(work / "hybrid.sqlite3") == turns
     assert len(embedded.splitlines()) >= turns  # every turn, and the questions
 
-    assert run.main([*args, "--out", str(tmp_path / "second.json")]) == 0
-    first, second = (json.loads((tmp_path / name).read_text()) for name in ("first.json", "second.json"))
-    assert _recall(second) == _recall(first)
-    assert {r["config"] for r in second["runs"]} == {"memory-8", "memory-8" + hybrid.SUFFIX}
-    assert vectors.read_text() == embedded
-    assert _entries(work / "hybrid.sqlite3") == _entries(work / "eval.sqlite3") == entries
-
-    capsys.readouterr()
-    (work / "eval.sqlite3.seeded").write_text("")  # as if the first run had stopped while seeding
-    assert run.main([*args, "--out", str(tmp_path / "third.json")]) == 2
-    assert capsys.readouterr().err.splitlines() == [
-        f"eval: locomo:{load(SMOKE)[0].sample_id} is in the work directory, but an earlier run stopped"
-        " seeding it; give --work an empty directory"
+    options = ["--embedding-model", DEFAULT.name, "--configs", "memory-8", "--budgets", "8000"]
+    options += ["--work", str(work)]
+    again = tmp_path / "again.json"
+    assert run.main(["--data", str(SMOKE), *options, "--out", str(again)]) == 0
+    assert _recall(json.loads(again.read_text())) == [
+        row
+        for row in _recall(smoke_run.results)
+        if row[:2] in {("memory-8", 8000), ("memory-8" + hybrid.SUFFIX, 8000)}
     ]
-    assert not (tmp_path / "third.json").exists()
+    assert vectors.read_text() == embedded
+    assert _entries(work / "eval.sqlite3") == _entries(work / "hybrid.sqlite3") == turns
 
-
-def test_a_work_directory_seeded_from_other_data_is_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """A turn that changed since DIR was seeded: the Scope's Memory no longer reads back as the
-    conversation, and the run stops instead of measuring the old text."""
-    work = tmp_path / "work"
-    args = ["--legs", "lexical", "--configs", "memory-8", "--budgets", "8000", "--work", str(work)]
-    assert run.main(["--data", str(SMOKE), *args, "--out", str(tmp_path / "first.json")]) == 0
     changed = json.loads(SMOKE.read_text())
     changed[-1]["conversation"]["session_1"][0]["text"] += " (edited)"
     edited = tmp_path / "edited.json"
     edited.write_text(json.dumps(changed))
-    capsys.readouterr()
-    assert run.main(["--data", str(edited), *args, "--out", str(tmp_path / "second.json")]) == 2
-    last = load(SMOKE)[-1].sample_id
-    assert capsys.readouterr().err.splitlines() == [
-        f"eval: locomo:{last} in the work directory holds other turns than the data's;"
-        " give --work an empty directory"
+    conversations = load(SMOKE)
+    stopped = [
+        (
+            edited,
+            f"locomo:{conversations[-1].sample_id} in the work directory holds other turns than the data's",
+        ),
+        (
+            SMOKE,
+            f"locomo:{conversations[0].sample_id} is in the work directory, but an earlier run stopped seeding it",
+        ),
     ]
-    assert not (tmp_path / "second.json").exists()
+    for at, (data, said) in enumerate(stopped):
+        if at == 1:
+            (work / "eval.sqlite3.seeded").write_text("")  # as if the first run had stopped while seeding
+        capsys.readouterr()
+        out = tmp_path / f"stopped-{at}.json"
+        assert run.main(["--data", str(data), "--legs", "lexical", *options, "--out", str(out)]) == 2
+        assert capsys.readouterr().err.splitlines() == [f"eval: {said}; give --work an empty directory"]
+        assert not out.exists()
