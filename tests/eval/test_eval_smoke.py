@@ -19,8 +19,10 @@ from typing import Any
 import pytest
 
 from devtools.embedding_models import DEFAULT
+from devtools.server_process import ServerProcess
 from eval import hybrid, model_step, report, run
 from eval.locomo import PATH_ENV, load
+from powercontext_client import PowerContextClient
 from powercontext_runtime import VECTOR_WEIGHT
 
 from ..hosts.fakes import Received, RecordingServer, Reply
@@ -251,52 +253,50 @@ def _entries(database: Path) -> int:
         return int(conn.execute("SELECT count(*) FROM memory_entries").fetchone()[0])
 
 
-def test_a_kept_work_directory_is_read_back_not_seeded_or_embedded_again(
-    smoke_run: SmokeRun, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """`--work DIR`: a second run on DIR seeds nothing, asks the model for no text it embedded
-    before, and measures the same. A turn edited since, or a Scope whose seeding an earlier run did
-    not finish, stops the run with one line instead of being measured."""
+def test_a_kept_work_directory_is_read_back_not_seeded_again(smoke_run: SmokeRun, tmp_path: Path) -> None:
+    """`--work DIR`: a second run on DIR seeds nothing and measures the same (the model's vectors
+    it keeps there: tests/embedding/test_vector_file.py)."""
     work = tmp_path / "work"
     shutil.copytree(smoke_run.work, work)
-    vectors = work / f"vectors-{DEFAULT.name}.txt"
-    embedded = vectors.read_text()
     turns = sum(len(c.turns) for c in load(SMOKE))
     assert _entries(work / "eval.sqlite3") == _entries(work / "hybrid.sqlite3") == turns
-    assert len(embedded.splitlines()) >= turns  # every turn, and the questions
+    assert len((work / f"vectors-{DEFAULT.name}.txt").read_text().splitlines()) >= turns
 
-    options = ["--embedding-model", DEFAULT.name, "--configs", "memory-8", "--budgets", "8000"]
-    options += ["--work", str(work)]
     again = tmp_path / "again.json"
-    assert run.main(["--data", str(SMOKE), *options, "--out", str(again)]) == 0
+    args = ["--data", str(SMOKE), "--legs", "lexical", "--configs", "memory-8", "--budgets", "8000"]
+    assert run.main([*args, "--work", str(work), "--out", str(again)]) == 0
     assert _recall(json.loads(again.read_text())) == [
-        row
-        for row in _recall(smoke_run.results)
-        if row[:2] in {("memory-8", 8000), ("memory-8" + hybrid.SUFFIX, 8000)}
+        row for row in _recall(smoke_run.results) if row[:2] == ("memory-8", 8000)
     ]
-    assert vectors.read_text() == embedded
-    assert _entries(work / "eval.sqlite3") == _entries(work / "hybrid.sqlite3") == turns
+    assert _entries(work / "eval.sqlite3") == turns
 
+
+def test_a_work_directory_of_other_data_or_a_stopped_seeding_is_refused(
+    smoke_run: SmokeRun, tmp_path: Path
+) -> None:
+    """A turn edited since DIR was seeded, or a Scope whose seeding did not finish, is refused
+    (`SeededOtherData`, which `main` prints in one line) instead of being measured."""
+    database = tmp_path / "eval.sqlite3"
+    shutil.copy(smoke_run.work / "eval.sqlite3", database)
+    seeded = smoke_run.work / "eval.sqlite3.seeded"
     changed = json.loads(SMOKE.read_text())
     changed[-1]["conversation"]["session_1"][0]["text"] += " (edited)"
     edited = tmp_path / "edited.json"
     edited.write_text(json.dumps(changed))
-    conversations = load(SMOKE)
-    stopped = [
-        (
-            edited,
-            f"locomo:{conversations[-1].sample_id} in the work directory holds other turns than the data's",
-        ),
-        (
-            SMOKE,
-            f"locomo:{conversations[0].sample_id} is in the work directory, but an earlier run stopped seeding it",
-        ),
-    ]
-    for at, (data, said) in enumerate(stopped):
-        if at == 1:
-            (work / "eval.sqlite3.seeded").write_text("")  # as if the first run had stopped while seeding
-        capsys.readouterr()
-        out = tmp_path / f"stopped-{at}.json"
-        assert run.main(["--data", str(data), "--legs", "lexical", *options, "--out", str(out)]) == 2
-        assert capsys.readouterr().err.splitlines() == [f"eval: {said}; give --work an empty directory"]
-        assert not out.exists()
+    first, last = load(SMOKE)[0], load(edited)[-1]
+    server = ServerProcess(f"sqlite:///{database}", tmp_path / "server.log")
+    try:
+        with PowerContextClient(f"http://127.0.0.1:{server.port}") as pc:
+            assert run.seeded(pc, first, seeded) == run.seeded_turns(pc, first)
+            with pytest.raises(
+                run.SeededOtherData, match=f"^locomo:{last.sample_id} in the work directory holds other turns"
+            ):
+                run.seeded(pc, last, seeded)
+            with pytest.raises(
+                run.SeededOtherData,
+                match=f"^locomo:{first.sample_id} is in the work directory, but an earlier run stopped seeding it$",
+            ):
+                run.seeded(pc, first, tmp_path / "none.seeded")
+    finally:
+        server.stop()
+    assert _entries(database) == sum(len(c.turns) for c in load(SMOKE))
