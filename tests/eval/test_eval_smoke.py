@@ -253,29 +253,15 @@ def _entries(database: Path) -> int:
         return int(conn.execute("SELECT count(*) FROM memory_entries").fetchone()[0])
 
 
-def test_a_kept_work_directory_is_read_back_not_seeded_again(smoke_run: SmokeRun, tmp_path: Path) -> None:
-    """`--work DIR`: a second run on DIR seeds nothing and measures the same (the model's vectors
-    it keeps there: tests/embedding/test_vector_file.py)."""
-    work = tmp_path / "work"
-    shutil.copytree(smoke_run.work, work)
-    turns = sum(len(c.turns) for c in load(SMOKE))
-    assert _entries(work / "eval.sqlite3") == _entries(work / "hybrid.sqlite3") == turns
-    assert len((work / f"vectors-{DEFAULT.name}.txt").read_text().splitlines()) >= turns
-
-    again = tmp_path / "again.json"
-    args = ["--data", str(SMOKE), "--legs", "lexical", "--configs", "memory-8", "--budgets", "8000"]
-    assert run.main([*args, "--work", str(work), "--out", str(again)]) == 0
-    assert _recall(json.loads(again.read_text())) == [
-        row for row in _recall(smoke_run.results) if row[:2] == ("memory-8", 8000)
-    ]
-    assert _entries(work / "eval.sqlite3") == turns
-
-
-def test_a_work_directory_of_other_data_or_a_stopped_seeding_is_refused(
+def test_a_kept_work_directory_is_read_back_not_seeded_again_and_refused_when_it_differs(
     smoke_run: SmokeRun, tmp_path: Path
 ) -> None:
-    """A turn edited since DIR was seeded, or a Scope whose seeding did not finish, is refused
-    (`SeededOtherData`, which `main` prints in one line) instead of being measured."""
+    """`--work DIR`: a run on DIR reads each Scope a finished seeding wrote back instead of seeding
+    it, and measures the same. A turn edited since, or a Scope whose seeding did not finish, is
+    refused (`SeededOtherData`, which `main` prints in one line) instead of being measured. The
+    model's vectors DIR keeps: tests/embedding/test_vector_file.py."""
+    turns = sum(len(c.turns) for c in load(SMOKE))
+    assert len((smoke_run.work / f"vectors-{DEFAULT.name}.txt").read_text().splitlines()) >= turns
     database = tmp_path / "eval.sqlite3"
     shutil.copy(smoke_run.work / "eval.sqlite3", database)
     seeded = smoke_run.work / "eval.sqlite3.seeded"
@@ -283,11 +269,17 @@ def test_a_work_directory_of_other_data_or_a_stopped_seeding_is_refused(
     changed[-1]["conversation"]["session_1"][0]["text"] += " (edited)"
     edited = tmp_path / "edited.json"
     edited.write_text(json.dumps(changed))
+    config = next(c for c in run.CONFIGS if c.key == "memory-8")
     first, last = load(SMOKE)[0], load(edited)[-1]
     server = ServerProcess(f"sqlite:///{database}", tmp_path / "server.log")
     try:
         with PowerContextClient(f"http://127.0.0.1:{server.port}") as pc:
-            assert run.seeded(pc, first, seeded) == run.seeded_turns(pc, first)
+            rows = [
+                (c, row)
+                for c in load(SMOKE)
+                for row in run.run_questions(pc, c, run.seeded(pc, c, seeded), config, 8000)
+            ]
+            assert _entries(database) == turns  # nothing seeded again
             with pytest.raises(
                 run.SeededOtherData, match=f"^locomo:{last.sample_id} in the work directory holds other turns"
             ):
@@ -299,4 +291,7 @@ def test_a_work_directory_of_other_data_or_a_stopped_seeding_is_refused(
                 run.seeded(pc, first, tmp_path / "none.seeded")
     finally:
         server.stop()
-    assert _entries(database) == sum(len(c.turns) for c in load(SMOKE))
+    assert _recall({"runs": run._summaries(config, 8000, rows)}) == [
+        row for row in _recall(smoke_run.results) if row[:2] == ("memory-8", 8000)
+    ]
+    assert _entries(database) == turns
