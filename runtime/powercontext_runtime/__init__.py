@@ -70,16 +70,19 @@ from .store import Store
 from .store.scopes import get_scope as load_scope
 from .vectors import (
     DEFAULT_CACHE_BYTES,
+    MAX_SPACE_CHARS,
     VECTOR_WEIGHT,
     EmbeddingFailed,
     EmbeddingLeg,
     one_blas_thread,
+    vector_space,
 )
 
 __all__ = [
     "DEFAULT_CACHE_BYTES",
     "FULL_ACCESS",
     "MAX_EXPORT_LINE_BYTES",
+    "MAX_SPACE_CHARS",
     "VECTOR_WEIGHT",
     "AccessPolicy",
     "Action",
@@ -132,5 +135,6 @@ __all__ = [
     "recall_memory",
     "terms_sources",
     "token_digest",
+    "vector_space",
     "vectors_pending",
 ]

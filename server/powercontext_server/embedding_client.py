@@ -108,4 +108,6 @@ def embedding_leg(
         vector_weight=settings.vector_weight,
         cache_bytes=settings.cache_mb * 2**20,
         clock=clock,
+        query_prefix=settings.query_prefix,
+        document_prefix=settings.document_prefix,
     )

@@ -21,10 +21,12 @@ from uvicorn.config import LOG_LEVELS
 
 from powercontext_runtime import (
     DEFAULT_CACHE_BYTES,
+    MAX_SPACE_CHARS,
     VECTOR_WEIGHT,
     AccessPolicy,
     ConfigurationError,
     positive_int,
+    vector_space,
 )
 
 from .logs import LOG_FORMATS
@@ -104,6 +106,9 @@ class EmbeddingSettings:
     vector_weight: float = VECTOR_WEIGHT
     # MiB of searched vectors held in memory per process, every family's together.
     cache_mb: int = DEFAULT_CACHE_BYTES // 2**20
+    # Put before each query, and each stored text, as they are embedded (the model's own convention).
+    query_prefix: str = ""
+    document_prefix: str = ""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> EmbeddingSettings | None:
@@ -127,6 +132,13 @@ class EmbeddingSettings:
             raise ConfigurationError(
                 "POWERCONTEXT_SERVER_EMBEDDING_DIMENSIONS must be set when an embedding URL is set."
             )
+        document_prefix = env.get("POWERCONTEXT_SERVER_EMBEDDING_DOCUMENT_PREFIX", "")
+        if len(vector_space(model, document_prefix)) > MAX_SPACE_CHARS:
+            raise ConfigurationError(
+                "POWERCONTEXT_SERVER_EMBEDDING_MODEL and POWERCONTEXT_SERVER_EMBEDDING_DOCUMENT_PREFIX"
+                f" are too long together: vectors are stored under both, in at most {MAX_SPACE_CHARS}"
+                " characters."
+            )
         return cls(
             url=url.rstrip("/"),
             model=model,
@@ -137,6 +149,8 @@ class EmbeddingSettings:
             cache_mb=positive_int(
                 env, "POWERCONTEXT_SERVER_EMBEDDING_CACHE_MB", DEFAULT_CACHE_BYTES // 2**20
             ),
+            query_prefix=env.get("POWERCONTEXT_SERVER_EMBEDDING_QUERY_PREFIX", ""),
+            document_prefix=document_prefix,
         )
 
 

@@ -92,17 +92,17 @@ class VectorEmbedder(NudgedThread):
         source = self._sources[queue]
         with self._transaction(False) as conn:
             batch = source.pending(
-                conn, self._leg.model, self._leg.dims, self._after[queue], self._leg.batch_size
+                conn, self._leg.space, self._leg.dims, self._after[queue], self._leg.batch_size
             )
         if not batch:
             return False
-        vectors = self._leg.vectors([text for _, _, text in batch], self._leg.batch_timeout_s)
+        vectors = self._leg.document_vectors([text for _, _, text in batch], self._leg.batch_timeout_s)
         self._backoff.succeeded()
         at = 0
         for scope_key, group in groupby(batch, key=lambda row: row[1]):
             keys = [key for key, _, _ in group]
             with self._transaction(True) as conn:
-                source.save(conn, scope_key, self._leg.model, keys, vectors[at : at + len(keys)])
+                source.save(conn, scope_key, self._leg.space, keys, vectors[at : at + len(keys)])
             at += len(keys)
         self._after[queue] = batch[-1][0]
         return True

@@ -1,12 +1,14 @@
 """What the server hands the Runtime to turn on the embedding leg: a function that embeds texts
-within a deadline, the model's name and dimensions, a callback counting fallbacks, and how to back
-off from an endpoint that fails (`backoff.py`; the clock is the test's to set).
+within a deadline, the model's name and dimensions, the prefixes some models want before a query
+and before a stored text, a callback counting fallbacks, and how to back off from an endpoint that
+fails (`backoff.py`; the clock is the test's to set).
 
 The Runtime imports no HTTP code: the server's `embedding_client` speaks to the endpoint.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +41,16 @@ class EmbeddingFailed(PowerContextError):
 # texts, deadline in seconds -> one float32 row per text; raises EmbeddingFailed.
 Embed = Callable[[Sequence[str], float], Vectors]
 
+# The longest name vectors are stored under (the `model` column's length on OceanBase).
+MAX_SPACE_CHARS = 256
+
+
+def vector_space(model: str, document_prefix: str = "") -> str:
+    """The name a model's vectors are stored under: the model's own, or with a document prefix
+    both (the same model's vectors of texts with another prefix, or none, are another space, so a
+    change of prefix re-embeds as a change of model does, and no two spaces mix)."""
+    return json.dumps([model, document_prefix], ensure_ascii=False) if document_prefix else model
+
 
 @dataclass(frozen=True, slots=True)
 class EmbeddingLeg:
@@ -53,8 +65,25 @@ class EmbeddingLeg:
     cache_bytes: int = DEFAULT_CACHE_BYTES  # the searched vectors held in memory, every family's
     backoff: BackoffPolicy = field(default_factory=BackoffPolicy)
     clock: Clock = time.monotonic
+    # Put before a query, and before a stored text, as they are embedded: models trained with such
+    # prefixes (e5's `query: ` and `passage: `, nomic-embed-text's `search_query: ` and
+    # `search_document: `) rank worse without them.
+    query_prefix: str = ""
+    document_prefix: str = ""
 
-    def vectors(self, texts: Sequence[str], timeout_s: float) -> Vectors:
+    @property
+    def space(self) -> str:
+        """What stored vectors are keyed by besides their dimensions (`vector_space`)."""
+        return vector_space(self.model, self.document_prefix)
+
+    def query_vector(self, text: str, timeout_s: float) -> Vectors:
+        found: Vectors = self._vectors([self.query_prefix + text], timeout_s)[0]
+        return found
+
+    def document_vectors(self, texts: Sequence[str], timeout_s: float) -> Vectors:
+        return self._vectors([self.document_prefix + text for text in texts], timeout_s)
+
+    def _vectors(self, texts: Sequence[str], timeout_s: float) -> Vectors:
         """The texts' vectors, checked against the configured dimensions."""
         found = self.embed(texts, timeout_s)
         if found.shape != (len(texts), self.dims) or not np.isfinite(found).all():

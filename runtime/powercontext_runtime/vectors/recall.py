@@ -27,7 +27,7 @@ TABLES = {
 class VectorRecall:
     def __init__(self, leg: EmbeddingLeg) -> None:
         self.leg = leg
-        self.index = ScopeIndex(leg.model, leg.dims, leg.cache_bytes)
+        self.index = ScopeIndex(leg.space, leg.dims, leg.cache_bytes)
         self._backoff = Backoff(leg.backoff, leg.clock)
 
     def query_vector(self, text: str) -> Vectors | None:
@@ -41,7 +41,7 @@ class VectorRecall:
             return None
         answered = False  # the endpoint answered: with the vector, or refusing this one text
         try:
-            found = self.leg.vectors([text], self.leg.query_timeout_s)[0]
+            found = self.leg.query_vector(text, self.leg.query_timeout_s)
             answered = True
         except EmbeddingFailed as exc:
             answered = exc.refused
