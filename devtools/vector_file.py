@@ -63,13 +63,13 @@ class VectorFile:
             # Embedded outside the lock: the model serves other requests meanwhile. Two requests
             # for one new text may both embed it; the model gives both the same vector.
             found = [np.asarray(row, dtype=np.float32) for row in self._embed([text for _, text in missing])]
-            lines = "\n" * self._cut + "".join(
+            lines = "".join(
                 f"{key}\t{base64.b64encode(vector.tobytes()).decode()}\n"
                 for (key, _), vector in zip(missing, found, strict=True)
             )
             with self._lock:
                 with self._path.open("a", encoding="ascii") as file:
-                    file.write(lines)
+                    file.write("\n" * self._cut + lines)
                 self._cut = False
                 self._vectors.update((key, vector) for (key, _), vector in zip(missing, found, strict=True))
         with self._lock:
