@@ -292,7 +292,8 @@ def evaluate(
     leg, its configurations run again on a server with the embedding leg on (keys `...+hybrid`)."""
     options = options or RunOptions()
     configs = [c for c in CONFIGS if options.configs is None or c.key in options.configs]
-    url, hybrid_url = f"sqlite:///{work / 'eval.sqlite3'}", f"sqlite:///{work / 'hybrid.sqlite3'}"
+    database, hybrid_database = work / "eval.sqlite3", work / "hybrid.sqlite3"
+    url, hybrid_url = f"sqlite:///{database}", f"sqlite:///{hybrid_database}"
     results: list[dict[str, Any]] = []
     # Every server starts at once: start-up is mostly imports, and the hybrid leg's server idles,
     # empty, until the lexical leg has been measured.
@@ -306,7 +307,7 @@ def evaluate(
                 _starting(pool, hybrid_url, work / "hybrid" / "server.log", env)
             )
         if options.lexical:
-            results += _server_runs(conversations, budgets, lexical.result(), url, configs, model)
+            results += _server_runs(conversations, budgets, lexical.result(), database, configs, model)
         if options.hybrid:
             chosen = [c for c in configs if c.key in hybrid.HYBRID_CONFIGS]
             renamed = [
@@ -316,7 +317,7 @@ def evaluate(
                 conversations,
                 budgets,
                 hybrid_server.result(),
-                hybrid_url,
+                hybrid_database,
                 renamed,
                 None,
                 env,
@@ -354,14 +355,14 @@ def _server_runs(
     conversations: Sequence[Conversation],
     budgets: Sequence[int],
     server: ServerProcess,
-    url: str,
+    database: Path,
     configs: Sequence[Config],
     model: Model | None,
     env: dict[str, str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Seed `server` (on `url`, a SQLite file) unless `seeded` finds it done, run every configuration
-    and budget on it, then stop it."""
-    marker = Path(url.removeprefix("sqlite:///") + ".seeded")
+    """Seed `server` (on the SQLite file `database`) unless `seeded` finds it done, run every
+    configuration and budget on it, then stop it."""
+    marker = database.with_name(database.name + ".seeded")
     results: list[dict[str, Any]] = []
     try:
         with PowerContextClient(f"http://127.0.0.1:{server.port}", timeout=60) as pc, httpx.Client() as http:
@@ -371,7 +372,7 @@ def _server_runs(
                     env["POWERCONTEXT_SERVER_EMBEDDING_MODEL"],
                     env["POWERCONTEXT_SERVER_EMBEDDING_DIMENSIONS"],
                 )
-                wait_embedded(url, model_name, int(dims))
+                wait_embedded(f"sqlite:///{database}", model_name, int(dims))
             for config in configs:
                 for budget in budgets:
                     answering = model is not None and (config.key, budget) == (MODEL_CONFIG, MODEL_BUDGET)
@@ -381,7 +382,7 @@ def _server_runs(
                         for c, turn_of in turns
                         for row in run_questions(pc, c, turn_of, config, budget, scorer)
                     ]
-                    results += _summaries(config, budget, rows)
+                    results += split_summaries(config, budget, rows)
                     print(f"{config.key} at {budget} B done", file=sys.stderr, flush=True)
             if env is not None and (
                 failed := hybrid.fallbacks(http.get(f"http://127.0.0.1:{server.port}/metrics").text)
@@ -392,7 +393,7 @@ def _server_runs(
     return results
 
 
-def _summaries(
+def split_summaries(
     config: Config, budget: int, rows: Sequence[tuple[Conversation, dict[str, Any]]]
 ) -> list[dict[str, Any]]:
     """One summary per split (all, dev, test) and category (all, then each)."""

@@ -291,7 +291,7 @@ def test_a_kept_work_directory_is_read_back_not_seeded_again_and_refused_when_it
                 run.seeded(pc, first, tmp_path / "none.seeded")
     finally:
         server.stop()
-    assert _recall({"runs": run._summaries(config, 8000, rows)}) == [
+    assert _recall({"runs": run.split_summaries(config, 8000, rows)}) == [
         row for row in _recall(smoke_run.results) if row[:2] == ("memory-8", 8000)
     ]
     assert _entries(database) == turns
