@@ -295,3 +295,21 @@ def test_a_kept_work_directory_is_read_back_not_seeded_again_and_refused_when_it
         row for row in _recall(smoke_run.results) if row[:2] == ("memory-8", 8000)
     ]
     assert _entries(database) == turns
+
+
+def test_main_refuses_a_work_directory_whose_seeding_stopped_in_one_line(
+    smoke_run: SmokeRun, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    shutil.copy(smoke_run.work / "eval.sqlite3", work / "eval.sqlite3")  # no marker: never finished
+    out = tmp_path / "latest.json"
+    args = ["--data", str(SMOKE), "--out", str(out), "--work", str(work), "--legs", "lexical"]
+    assert run.main([*args, "--configs", "memory-8", "--budgets", "8000"]) == 2
+    first = load(SMOKE)[0].sample_id
+    said = [line for line in capsys.readouterr().err.splitlines() if line.startswith("eval:")]
+    assert said == [
+        f"eval: locomo:{first} is in the work directory, but an earlier run stopped seeding it;"
+        " give --work an empty directory"
+    ]
+    assert not out.exists()
