@@ -41,4 +41,13 @@ def statements(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
             return _run(self, sql, params)  # type: ignore[operator]
 
         monkeypatch.setattr(conn_class, "execute", recording)
+        reads = conn_class.read_all
+
+        def recording_reads(
+            self: object, queries: Sequence[tuple[str, Sequence[object]]], _run: object = reads
+        ) -> object:
+            sent.extend(sql for sql, _ in queries)
+            return _run(self, queries)  # type: ignore[operator]
+
+        monkeypatch.setattr(conn_class, "read_all", recording_reads)
     yield sent

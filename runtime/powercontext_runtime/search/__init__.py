@@ -17,11 +17,11 @@ import inspect
 
 from . import _bm25, _tokens
 from ._bm25 import document_terms, query_terms
-from ._conn import Conn, Cursor, Statement
+from ._conn import Conn, Cursor, Query, Statement
 from ._doclists import list_all as list_documents
 from ._merger import IndexMerger, WriterGate
 from ._mirror import SearchMirror
-from ._reads import IndexStats, index_stats
+from ._reads import IndexStats, index_stats, index_stats_query, stats_of
 from ._tokenised import TokenisedDocuments, keep_documents, tokenise_documents
 from ._tokens import MAX_QUERY_TERMS, SearchQuery, first_match, parse_query
 from ._tokens import comparable as comparable_text
@@ -51,6 +51,7 @@ __all__ = [
     "Cursor",
     "IndexMerger",
     "IndexStats",
+    "Query",
     "SearchMirror",
     "SearchQuery",
     "Statement",
@@ -66,6 +67,7 @@ __all__ = [
     "index_document",
     "index_documents",
     "index_stats",
+    "index_stats_query",
     "keep_documents",
     "list_documents",
     "merge_due",
@@ -76,6 +78,7 @@ __all__ = [
     "ranked_per_scope",
     "ranked_reads",
     "restart_log",
+    "stats_of",
     "terms_sources",
     "tokenise_documents",
     "unindex_document",

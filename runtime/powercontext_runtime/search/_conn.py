@@ -28,6 +28,8 @@ class Cursor(Protocol):
 
 # A statement with its parameter rows: run once per row (an INSERT: one multi-row statement).
 Statement = tuple[str, Sequence[Sequence[object]]]
+# A query with its parameters.
+Query = tuple[str, Sequence[object]]
 
 
 class Conn(Protocol):
@@ -41,6 +43,11 @@ class Conn(Protocol):
         """Run the statements in order, reading no answers: on OceanBase in one round trip, sent
         with the transaction's next statement or its COMMIT (a failing statement raises there,
         and the ones after it do not run). Only inside a transaction."""
+        ...
+
+    def read_all(self, queries: Sequence[Query]) -> list[Sequence[Any]]:
+        """Each query's rows, in order: on OceanBase all in one round trip (none needs another's
+        answer to be written)."""
         ...
 
     def stream(self, sql: str) -> Cursor:

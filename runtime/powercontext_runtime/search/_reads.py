@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Collection, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from . import _doclists, _log
 from ._bm25 import TermPostings, term_weights
-from ._conn import Conn, marks
+from ._conn import Conn, Query, marks
 from ._mirror import FamilyMirror, SearchMirror
 from ._neighbours import NEIGHBOUR_FAMILIES
 from ._pending import PendingRows
@@ -56,14 +57,21 @@ def index_stats(conn: Conn, scope_keys: Sequence[int]) -> IndexStats:
     four families of the same Scopes in one snapshot)."""
     if not scope_keys:
         return {}
-    return {
-        (int(row[0]), str(row[1])): (int(row[2]), int(row[3]), int(row[4]))
-        for row in conn.execute(
-            "SELECT scope_key, family, generation, documents, total_length FROM search_stats"
-            f" WHERE scope_key IN ({marks(scope_keys)})",
-            tuple(scope_keys),
-        )
-    }
+    return stats_of(conn.execute(*index_stats_query(marks(scope_keys), scope_keys)).fetchall())
+
+
+def index_stats_query(keys: str, params: Sequence[object]) -> Query:
+    """`index_stats`' query for the Scopes whose keys `keys` lists or selects (with `params`), for
+    a caller to send with others (`Conn.read_all`); `stats_of` reads its rows."""
+    return (
+        "SELECT scope_key, family, generation, documents, total_length FROM search_stats"
+        f" WHERE scope_key IN ({keys})",
+        tuple(params),
+    )
+
+
+def stats_of(rows: Sequence[Any]) -> IndexStats:
+    return {(int(row[0]), str(row[1])): (int(row[2]), int(row[3]), int(row[4])) for row in rows}
 
 
 def ranked(

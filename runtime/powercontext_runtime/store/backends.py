@@ -33,7 +33,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from . import mysql_pipeline, mysql_schema, sqlite_schema
 from .conn import Conn as Conn  # re-exported: older callers import the protocols from here
 from .conn import Cursor as Cursor
-from .conn import Statement
+from .conn import Query, Statement
 from .migrations import Migration
 from .sqlite_checkpoint import AUTOCHECKPOINT_BACKSTOP_PAGES, WAL_CEILING_BYTES, WalCheckpointer
 
@@ -116,6 +116,9 @@ class _SqliteConn:
     def execute_all(self, statements: Sequence[Statement]) -> None:
         for sql, rows in statements:
             self.raw.executemany(self._spell(sql), rows)
+
+    def read_all(self, queries: Sequence[Query]) -> list[Sequence[Any]]:
+        return [self.raw.execute(self._spell(sql), params).fetchall() for sql, params in queries]
 
     def stream(self, sql: str) -> Cursor:
         return self.raw.execute(self._spell(sql))  # SQLite steps through rows as they are fetched
@@ -277,6 +280,17 @@ class _MysqlConn:
 
     def drop_held(self) -> None:
         self._held = []
+
+    def read_all(self, queries: Sequence[Query]) -> list[Sequence[Any]]:
+        """The queries as one multi-statement query, each one's rows read from its own result set."""
+        self.send_held()
+        cursor = self.raw.cursor()
+        # Rendered by pymysql's own escaping; sent without parameters, so nothing is formatted again.
+        cursor.execute(";".join(cursor.mogrify(self._spell(sql), tuple(params)) for sql, params in queries))
+        found = [cursor.fetchall()]
+        while cursor.nextset():
+            found.append(cursor.fetchall())
+        return found
 
     def stream(self, sql: str) -> Cursor:
         import pymysql

@@ -7,9 +7,9 @@ import `backends` (which imports the schemas).
 
 from __future__ import annotations
 
-from ..search import Conn, Cursor, Statement
+from ..search import Conn, Cursor, Query, Statement
 
-__all__ = ["Conn", "Cursor", "Statement", "inserted_key"]
+__all__ = ["Conn", "Cursor", "Query", "Statement", "inserted_key"]
 
 
 def inserted_key(cursor: Cursor) -> int:

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from hashlib import blake2b
+from typing import Any
 
 from .. import search
 from ..models import MemoryCitation, MemoryEntry
-from .conn import Conn
+from .conn import Conn, Query
 
 # Hashes per lookup statement: a batch holds at most 1,000 texts.
 _LOOKUP_CHUNK = 500
@@ -104,14 +105,24 @@ def fill_text_hashes(conn: Conn, scope_key: int | None = None) -> None:
 def expired_heads(conn: Conn, scope_keys: Sequence[int], at: str) -> dict[int, list[int]]:
     """The `version_key`s of each Scope's head versions that have expired by `at` (through the
     (scope_key, removed_revision, expires_at) index: only expired heads are read)."""
-    found: dict[int, list[int]] = {}
     if not scope_keys:  # MySQL mode has no empty IN ()
-        return found
-    for scope_key, version_key in conn.execute(
+        return {}
+    keys = ", ".join("?" * len(scope_keys))
+    return expired_of(conn.execute(*expired_heads_query(keys, scope_keys, at)).fetchall())
+
+
+def expired_heads_query(keys: str, params: Sequence[object], at: str) -> Query:
+    """`expired_heads`' query for the Scopes whose keys `keys` lists or selects (with `params`),
+    for a caller to send with others (`Conn.read_all`); `expired_of` reads its rows."""
+    return (
         "SELECT scope_key, version_key FROM memory_entry_versions"
-        f" WHERE scope_key IN ({', '.join('?' * len(scope_keys))})"
-        " AND removed_revision IS NULL AND expires_at <= ?",
-        (*scope_keys, at),
-    ).fetchall():
+        f" WHERE scope_key IN ({keys}) AND removed_revision IS NULL AND expires_at <= ?",
+        (*params, at),
+    )
+
+
+def expired_of(rows: Sequence[Any]) -> dict[int, list[int]]:
+    found: dict[int, list[int]] = {}
+    for scope_key, version_key in rows:
         found.setdefault(int(scope_key), []).append(int(version_key))
     return found

@@ -38,11 +38,12 @@ from ..search import (
     SearchMirror,
     SearchQuery,
     WriterGate,
-    index_stats,
+    index_stats_query,
     merge_due,
     query_terms,
     ranked_per_scope,
     ranked_reads,
+    stats_of,
 )
 from ..vectors import EmbeddingLeg, VectorEmbedder, VectorRecall
 from ..vectors.embedder import MEMORY_SOURCE
@@ -267,15 +268,15 @@ class SqlStore:
             return [[] for _ in scope_ids]
         vector = self._query_vector(query)
         with self._ranked_reads() as (conn, release_mirror):
-            scope_rows = self._scope_keys(conn, scope_ids)
-            # Left out before each Scope's hits are cut to `limit` (by either leg): an expired entry
-            # takes no live one's place.
-            expired = memory_hygiene.expired_heads(conn, [key for key, _ in scope_rows.values()], clock.now())
+            # Expired heads are left out before each Scope's hits are cut to `limit` (by either
+            # leg): an expired entry takes no live one's place.
+            scope_rows, stats, expired = self._scope_reads(conn, scope_ids, clock.now())
             ranked = self._ranked(
                 conn,
                 release_mirror,
                 scope_ids,
                 scope_rows,
+                stats,
                 MEMORY_FAMILY,
                 terms,
                 vector,
@@ -328,37 +329,50 @@ class SqlStore:
             return [[] for _ in scope_ids]
         vector = self._query_vector(query)
         with self._ranked_reads() as (conn, release_mirror):
-            scope_rows = self._scope_keys(conn, scope_ids)
+            scope_rows, stats, _ = self._scope_reads(conn, scope_ids)
             ranked = self._ranked(
-                conn, release_mirror, scope_ids, scope_rows, family, terms, vector, limit, merge_cap
+                conn, release_mirror, scope_ids, scope_rows, stats, family, terms, vector, limit, merge_cap
             )
             heads = artifacts.head_documents(conn, family, [k for ks in ranked for k, _ in ks])
         return [[(heads[k], score) for k, score in keys if k in heads] for keys in ranked]
 
-    def _scope_keys(self, conn: Conn, scope_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
-        """Each existing Scope's key and Memory revision (`scopes.keys_by_id`), asked of the
-        database once per `reading()`: a prepare searches up to four families of the same Scopes
-        in one snapshot, and on OceanBase each lookup is a round trip."""
-        kept: dict[str, tuple[int, int]] | None = getattr(self._local, "scope_keys", None)
-        if kept is not None and all(scope_id in kept for scope_id in scope_ids):
-            return {scope_id: kept[scope_id] for scope_id in scope_ids}
-        found = scopes.keys_by_id(conn, scope_ids, "memory_revision")
-        if kept is not None:
-            kept.update(found)
-        return found
-
-    def _index_stats(self, conn: Conn, scope_keys: Sequence[int]) -> IndexStats | None:
-        """Every family's index statistics of the Scopes, read once per `reading()` for the
-        same reason as `_scope_keys`; None outside it (ranking reads its family's own)."""
-        kept: tuple[set[int], IndexStats] | None = getattr(self._local, "index_stats", None)
-        if kept is None:
-            return None
-        covered, stats = kept
-        missing = [key for key in scope_keys if key not in covered]
-        if missing:
-            stats.update(index_stats(conn, missing))
-            covered.update(missing)
-        return stats
+    def _scope_reads(
+        self, conn: Conn, scope_ids: Sequence[str], expired_at: str | None = None
+    ) -> tuple[dict[str, tuple[int, int]], IndexStats, dict[int, list[int]]]:
+        """Each existing Scope's key and Memory revision (`scopes.keys_by_id`), every family's
+        index statistics of them (`search.index_stats`) and, given `expired_at`, their Memory
+        heads expired by then (`memory_hygiene.expired_heads`): none needs another's answer, so
+        on OceanBase they go in one round trip. Inside `reading()` the keys and statistics are
+        asked of the database once: a prepare searches up to four families of the same Scopes in
+        one snapshot."""
+        if not scope_ids:
+            return {}, {}, {}
+        kept_keys: dict[str, tuple[int, int]] | None = getattr(self._local, "scope_keys", None)
+        kept_stats: tuple[set[int], IndexStats] | None = getattr(self._local, "index_stats", None)
+        rows = None
+        if kept_keys is not None and all(scope_id in kept_keys for scope_id in scope_ids):
+            rows = {scope_id: kept_keys[scope_id] for scope_id in scope_ids}
+        stats = None
+        if rows is not None and kept_stats is not None and all(k in kept_stats[0] for k, _ in rows.values()):
+            stats = kept_stats[1]
+        selected = scopes.keys_selected(scope_ids)
+        queries = [] if rows is not None else [scopes.keys_by_id_query(scope_ids, "memory_revision")]
+        if stats is None:
+            queries.append(index_stats_query(*selected))
+        if expired_at is not None:
+            queries.append(memory_hygiene.expired_heads_query(*selected, expired_at))
+        answers = iter(conn.read_all(queries) if queries else ())
+        if rows is None:
+            rows = scopes.keys_of(next(answers))
+            if kept_keys is not None:
+                kept_keys.update(rows)
+        if stats is None:
+            stats = stats_of(next(answers))
+            if kept_stats is not None:
+                kept_stats[0].update(key for key, _ in rows.values())
+                kept_stats[1].update(stats)
+        expired = memory_hygiene.expired_of(next(answers)) if expired_at is not None else {}
+        return rows, stats, expired
 
     def _query_vector(self, query: SearchQuery) -> Vectors | None:
         """The query's vector, or None (lexical recall only: the leg is off or the endpoint
@@ -379,6 +393,7 @@ class SqlStore:
         release_mirror: Callable[[], None],
         scope_ids: Sequence[str],
         scope_rows: dict[str, tuple[int, int]],
+        stats: IndexStats,
         family: str,
         terms: Sequence[str],
         vector: Vectors | None,
@@ -388,9 +403,9 @@ class SqlStore:
     ) -> list[list[tuple[int, float]]]:
         """Each Scope's ranked `doc_key`s with their scores, in `scope_ids` order, without its
         `excluded` ones, each cut to its share of the merged pool (`search.ranked_per_scope`);
-        with a query `vector`, each Scope's lexical ranking fused with its vectors' cosines first."""
+        with a query `vector`, each Scope's lexical ranking fused with its vectors' cosines first.
+        `stats`: the Scopes' index statistics (`_scope_reads`)."""
         keys = [scope_rows[scope_id][0] if scope_id in scope_rows else None for scope_id in scope_ids]
-        stats = self._index_stats(conn, [key for key in keys if key is not None])
         if self._vectors is None or vector is None:
             ranked = ranked_per_scope(
                 conn, self._search, keys, family, terms, limit, merge_cap, excluded, stats
