@@ -1,12 +1,15 @@
 """A prepare reads in one snapshot (`Store.reading()`), and there it looks its Scopes' keys and
-their index statistics up once, not once per family it searches: on OceanBase each lookup is a
-round trip."""
+their index statistics up once, not once per family it searches; on OceanBase, where each
+statement is a round trip, lookups that need no answer of each other go together."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import pymysql.connections
 import pytest
 
 from powercontext_api.models import PrepareContextRequest
@@ -48,3 +51,50 @@ def test_a_four_family_prepare_looks_its_scopes_and_their_statistics_up_once(
     assert app.prepare_context(PrepareContextRequest.model_validate(request)).content == first
     # Not kept past its snapshot:
     assert [len([sql for sql in statements if sql.startswith(lookup)]) for lookup in LOOKUPS] == [1, 1]
+
+
+@pytest.mark.parametrize(
+    ("assembly", "round_trips"),
+    [
+        # BEGIN, the Scope with its references, their keys (each Memory ranking's statistics and
+        # expired heads with them), the hits' texts, COMMIT; each further family its texts.
+        (None, 7),  # legacy: Memory, Experience twice (once for each of its two sections)
+        ({}, 6),  # Memory and Experience
+        (FOUR_FAMILIES, 8),  # and the three Scopes' Profiles in one statement, and Topic Memory
+    ],
+    ids=["legacy", "assembly", "four-families"],
+)
+def test_a_prepare_on_oceanbase_sends_a_round_trip_per_dependent_read(
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+    assembly: dict[str, Any] | None,
+    round_trips: int,
+) -> None:
+    opened = open_application(
+        Settings(
+            database_url=database_env(request, "oceanbase")["POWERCONTEXT_SERVER_DATABASE_URL"],
+            assembly_max_entries=12,
+        )
+    )
+    try:
+        seed(opened)
+        body = {"scope_id": "project:a", "query": "contract api deploy"}
+        prepared = PrepareContextRequest.model_validate(
+            body if assembly is None else {**body, "assembly": assembly}
+        )
+        opened.prepare_context(prepared)  # the search mirror loads the terms once
+        sent: list[bytes | str] = []
+        real = pymysql.connections.Connection._execute_command
+        caller = threading.current_thread()
+
+        def counted(self: Any, command: int, sql: Any) -> Any:
+            if threading.current_thread() is caller:  # not the index merger's or the embedder's
+                sent.append(sql)
+            return real(self, command, sql)
+
+        monkeypatch.setattr(pymysql.connections.Connection, "_execute_command", counted)
+        content = opened.prepare_context(prepared).content
+    finally:
+        opened.close()
+    assert "contract" in content
+    assert len(sent) == round_trips, sent

@@ -166,18 +166,22 @@ def head_documents(
 
 @reads
 def latest_profiles(conn: Conn, scope_ids: Sequence[str]) -> list[ProfileSnapshot | None]:
-    """Per Scope, its Profile's head revision; None for an unknown Scope or one without a Profile."""
-    out: list[ProfileSnapshot | None] = []
-    for scope_id in scope_ids:
-        key = scopes.find_key(conn, scope_id)
-        out.append(None if key is None else _latest_profile(conn, key))
-    return out
-
-
-def _latest_profile(conn: Conn, key: int) -> ProfileSnapshot | None:
-    revision = head_revision(conn, key, PROFILE_FAMILY, "profile")
-    if revision == 0:
-        return None
-    found = read_revision(conn, key, PROFILE_FAMILY, "profile", revision)
-    assert isinstance(found, ProfileSnapshot)
-    return found
+    """Per Scope, its Profile's head revision; None for an unknown Scope or one without a Profile.
+    One statement for all of them (on OceanBase, one round trip however many Scopes)."""
+    if not scope_ids:  # MySQL mode has no empty IN ()
+        return []
+    rows = conn.execute(
+        "SELECT s.scope_id, h.revision, r.payload FROM scopes s"
+        " JOIN artifact_heads h ON h.scope_key = s.scope_key AND h.family = ? AND h.artifact_id = ?"
+        " JOIN artifact_revisions r ON r.revision_key = h.revision_key"
+        f" WHERE s.scope_id IN ({', '.join('?' * len(scope_ids))})",
+        (PROFILE_FAMILY, "profile", *scope_ids),
+    ).fetchall()
+    found: dict[str, ProfileSnapshot] = {}
+    for scope_id, revision, payload in rows:
+        profile = decode_artifact(
+            PROFILE_FAMILY, ArtifactRef(PROFILE_FAMILY, "profile", int(revision)), payload
+        )
+        assert isinstance(profile, ProfileSnapshot)
+        found[str(scope_id)] = profile
+    return [found.get(scope_id) for scope_id in scope_ids]
