@@ -160,10 +160,8 @@ def keys_by_id(conn: Conn, scope_ids: Sequence[str], column: str = "0") -> dict[
 def keys_by_id_query(scope_ids: Sequence[str], column: str = "0") -> Query:
     """`keys_by_id`' query, for a caller to send with others (`Conn.read_all`); `keys_of` reads
     its rows."""
-    return (
-        f"SELECT scope_id, scope_key, {column} FROM scopes WHERE scope_id IN ({', '.join('?' * len(scope_ids))})",
-        tuple(scope_ids),
-    )
+    sql = f"SELECT scope_id, scope_key, {column} FROM scopes WHERE scope_id IN ({_marks(scope_ids)})"
+    return sql, tuple(scope_ids)
 
 
 def keys_of(rows: Sequence[Any]) -> dict[str, tuple[int, int]]:
@@ -173,9 +171,11 @@ def keys_of(rows: Sequence[Any]) -> dict[str, tuple[int, int]]:
 def keys_selected(scope_ids: Sequence[str]) -> tuple[str, Sequence[object]]:
     """A subquery selecting the keys of the Scopes `scope_ids` names, with its parameters: for a
     query about those Scopes sent in the same round trip as the lookup of their keys."""
-    return f"SELECT scope_key FROM scopes WHERE scope_id IN ({', '.join('?' * len(scope_ids))})", tuple(
-        scope_ids
-    )
+    return f"SELECT scope_key FROM scopes WHERE scope_id IN ({_marks(scope_ids)})", tuple(scope_ids)
+
+
+def _marks(values: Sequence[object]) -> str:
+    return ", ".join("?" * len(values))
 
 
 def next_counter(conn: Conn, key: int, name: str) -> int:
