@@ -297,19 +297,20 @@ def test_a_kept_work_directory_is_read_back_not_seeded_again_and_refused_when_it
     assert _entries(database) == turns
 
 
-def test_main_refuses_a_work_directory_whose_seeding_stopped_in_one_line(
-    smoke_run: SmokeRun, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def test_main_prints_a_refused_work_directory_in_one_line_and_writes_no_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    work = tmp_path / "work"
-    work.mkdir()
-    shutil.copy(smoke_run.work / "eval.sqlite3", work / "eval.sqlite3")  # no marker: never finished
+    """What `main` does with `SeededOtherData` (which `seeded` raises: the test above), without
+    starting a server for it."""
+    refusal = "locomo:conv-1 is in the work directory, but an earlier run stopped seeding it"
+
+    def refused(*args: object, **kwargs: object) -> Any:
+        raise run.SeededOtherData(refusal)
+
+    monkeypatch.setattr(run, "evaluate", refused)
     out = tmp_path / "latest.json"
-    args = ["--data", str(SMOKE), "--out", str(out), "--work", str(work), "--legs", "lexical"]
-    assert run.main([*args, "--configs", "memory-8", "--budgets", "8000"]) == 2
-    first = load(SMOKE)[0].sample_id
+    args = ["--data", str(SMOKE), "--out", str(out), "--work", str(tmp_path / "work"), "--legs", "lexical"]
+    assert run.main(args) == 2
     said = [line for line in capsys.readouterr().err.splitlines() if line.startswith("eval:")]
-    assert said == [
-        f"eval: locomo:{first} is in the work directory, but an earlier run stopped seeding it;"
-        " give --work an empty directory"
-    ]
+    assert said == [f"eval: {refusal}; give --work an empty directory"]
     assert not out.exists()
