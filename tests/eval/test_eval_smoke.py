@@ -19,12 +19,12 @@ from typing import Any
 import pytest
 
 from devtools.embedding_models import DEFAULT
-from devtools.server_process import ServerProcess
 from eval import hybrid, model_step, report, run
 from eval.locomo import PATH_ENV, load
 from powercontext_client import PowerContextClient
 from powercontext_runtime import VECTOR_WEIGHT
 
+from ..conftest import LiveServer, settings_for
 from ..hosts.fakes import Received, RecordingServer, Reply
 
 REPO = Path(__file__).resolve().parents[2]
@@ -271,9 +271,11 @@ def test_a_kept_work_directory_is_read_back_not_seeded_again_and_refused_when_it
     edited.write_text(json.dumps(changed))
     config = next(c for c in run.CONFIGS if c.key == "memory-8")
     first, last = load(SMOKE)[0], load(edited)[-1]
-    server = ServerProcess(f"sqlite:///{database}", tmp_path / "server.log")
+    # In process: a server of its own would take a few seconds to start.
+    server = LiveServer(settings_for(tmp_path, POWERCONTEXT_SERVER_DATABASE_URL=f"sqlite:///{database}"))
+    server.start()
     try:
-        with PowerContextClient(f"http://127.0.0.1:{server.port}") as pc:
+        with PowerContextClient(server.base_url) as pc:
             rows = [
                 (c, row)
                 for c in load(SMOKE)
