@@ -2,16 +2,20 @@
 
 Per database: ingest through `POST /v1/memory/remember/batch` into one Scope of a real
 `powercontext serve` (entries/s per tenth of the way), the database's size on disk, then a fresh
-server process: its first prepare, the first 20 distinct queries (cold p50), warm p50/p95 over
-repeated rounds of every query once each has been asked, its resident memory, prepares/s with wrk
-against one process and against two processes on the one database, and whether a write one
-process acknowledged is found at once through the other. Prints a table and writes bench/results/scale.json.
+server process: its first prepare, the first 20 distinct queries (cold p50), warm p50, p95, p99
+and slowest over repeated rounds of every query once each has been asked, its resident memory,
+prepares/s with wrk against one process and against two processes on the one database, and whether
+a write one process acknowledged is found at once through the other. Prints a table and writes
+bench/results/scale.json.
 
     python -m bench.scale [--entries 1000000] [--oceanbase-entries 200000] [--databases sqlite,oceanbase]
-                          [--keep DIR]
+                          [--keep DIR] [--at-rest]
 
 With `--keep DIR` a second run (say, of another commit, its code first on PYTHONPATH) measures the
-same SQLite database again, so two commits are compared on the same data in one session.
+same SQLite database again, so two commits are compared on the same data in one session. A fresh
+process right after an ingest finishes the ingest's merges beside the prepares it times; with
+`--at-rest` the merges are then carried through (in this process; a kept database stays merged)
+and a fresh server is timed again.
 
 Not part of make test: `make bench-scale` runs it (about 15 minutes on 2 cores).
 """
@@ -31,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from devtools.server_process import Client, ServerProcess
+from powercontext_runtime import open_store
 
 from .datagen import memory_text, queries
 from .ingest import database
@@ -98,7 +103,8 @@ def timed_prepare(client: Client, query: str) -> float:
 
 
 def latencies(client: Client, asked: Sequence[str]) -> dict[str, float]:
-    """A fresh process's first prepare, the cold p50 of the first distinct queries, then warm p50/p95."""
+    """A fresh process's first prepare, the cold p50 of the first distinct queries, then the warm
+    p50, p95, p99 and slowest."""
     first = timed_prepare(client, asked[0])
     cold = [timed_prepare(client, q) for q in asked[1 : COLD_QUERIES + 1]]
     for q in asked[COLD_QUERIES + 1 :]:  # the rest of the queries' first reads are cold too, not warm
@@ -109,6 +115,9 @@ def latencies(client: Client, asked: Sequence[str]) -> dict[str, float]:
         "cold_p50_ms": percentile(cold, 50),
         "warm_p50_ms": percentile(warm, 50),
         "warm_p95_ms": percentile(warm, 95),
+        # The tail itself: a p95 far above the p50 says little without it.
+        "warm_p99_ms": percentile(warm, 99),
+        "warm_max_ms": max(warm),
     }
 
 
@@ -151,9 +160,10 @@ def visible_at_once(writer: Client, reader: Client) -> int:
     return found
 
 
-def measure(name: str, entries: int, scratch: Path) -> dict[str, Any]:
+def measure(name: str, entries: int, scratch: Path, at_rest: bool = False) -> dict[str, Any]:
     """The figures of one database. A SQLite database `scratch` already holds from an earlier run
-    with `--keep` is measured again without ingesting (to compare two commits on one database)."""
+    with `--keep` is measured again without ingesting (to compare two commits on one database).
+    With `at_rest`, the latencies of a fresh process once every merge is done, as well."""
     kept = scratch / "ingest.json"
     reuse = name == "sqlite" and kept.exists()
     scratch.mkdir(parents=True, exist_ok=True)
@@ -164,7 +174,10 @@ def measure(name: str, entries: int, scratch: Path) -> dict[str, Any]:
             out = _ingested(url, entries, scratch)
             if name == "sqlite":
                 kept.write_text(json.dumps(out) + "\n")
-        return _reads(url, scratch, out)
+        out = _reads(url, scratch, out)
+        if at_rest:
+            out["at_rest"] = _at_rest(url, scratch)
+        return out
 
 
 def _ingested(url: str, entries: int, scratch: Path) -> dict[str, Any]:
@@ -215,6 +228,25 @@ def _reads(url: str, scratch: Path, ingested: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _at_rest(url: str, scratch: Path) -> dict[str, Any]:
+    """Every merge the ingest left carried through in this process (no server runs meanwhile),
+    then a fresh process's latencies: the index as it stands once writes stop for a while."""
+    store = open_store(url)
+    try:
+        began = time.perf_counter()
+        chunks = store.merge_index()
+        seconds = time.perf_counter() - began
+    finally:
+        store.close()
+    server = ServerProcess(url, scratch / "server-rest.log")
+    client = Client(server.port)
+    try:
+        return {"merge_chunks": chunks, "merge_seconds": seconds, "latency": latencies(client, queries())}
+    finally:
+        client.close()
+        server.stop()
+
+
 def report(results: dict[str, Any]) -> None:
     for name, r in results.items():
         lat = r["latency"]
@@ -226,7 +258,10 @@ def report(results: dict[str, Any]) -> None:
             f"  fresh process: first prepare {lat['first_ms']:.0f} ms, cold p50 of the next"
             f" {COLD_QUERIES} queries {lat['cold_p50_ms']:.1f} ms"
         )
-        print(f"  warm: p50 {lat['warm_p50_ms']:.1f} ms, p95 {lat['warm_p95_ms']:.1f} ms")
+        print(
+            f"  warm: p50 {lat['warm_p50_ms']:.1f} ms, p95 {lat['warm_p95_ms']:.1f} ms,"
+            f" p99 {lat['warm_p99_ms']:.1f} ms, slowest {lat['warm_max_ms']:.1f} ms"
+        )
         print(
             f"  RSS: {r['rss_mib_after_warm']:.0f} MiB after the warm run, second process {r['rss_mib_second_process']:.0f} MiB"
         )
@@ -235,6 +270,15 @@ def report(results: dict[str, Any]) -> None:
             f" two processes {r['prepares_per_s_two_processes']:,.0f}"
         )
         print(f"  a write through one process found at once through the other: {r['visible_at_once']}")
+        if "at_rest" in r:
+            rest = r["at_rest"]
+            lat = rest["latency"]
+            print(
+                f"  at rest ({rest['merge_chunks']} merge chunks left, {rest['merge_seconds']:.1f} s in process),"
+                f" a fresh process: first prepare {lat['first_ms']:.0f} ms, cold p50 {lat['cold_p50_ms']:.1f} ms,"
+                f" warm p50 {lat['warm_p50_ms']:.1f} ms, p95 {lat['warm_p95_ms']:.1f} ms,"
+                f" p99 {lat['warm_p99_ms']:.1f} ms, slowest {lat['warm_max_ms']:.1f} ms"
+            )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -251,13 +295,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=None,
         help="Keep the databases in this directory; a SQLite one found there is measured again without ingesting.",
     )
+    parser.add_argument(
+        "--at-rest",
+        action="store_true",
+        help="Then carry the ingest's merges through and time a fresh process again.",
+    )
     args = parser.parse_args(argv)
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="pc-scale-") as temporary:
         scratch = args.keep or Path(temporary)
         for name in args.databases.split(","):
             entries = args.oceanbase_entries if name == "oceanbase" else args.entries
-            results[name] = measure(name, entries, scratch / name)
+            results[name] = measure(name, entries, scratch / name, args.at_rest)
     report(results)
     args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     return 0
