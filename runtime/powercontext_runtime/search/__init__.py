@@ -21,7 +21,7 @@ from ._conn import Conn, Cursor, Query, Statement
 from ._doclists import list_all as list_documents
 from ._merger import IndexMerger, WriterGate
 from ._mirror import SearchMirror
-from ._reads import IndexStats, index_stats, index_stats_query, stats_of
+from ._reads import IndexStats, index_stats, index_stats_joined_query, stats_of
 from ._tokenised import TokenisedDocuments, keep_documents, tokenise_documents
 from ._tokens import MAX_QUERY_TERMS, SearchQuery, first_match, parse_query
 from ._tokens import comparable as comparable_text
@@ -67,7 +67,7 @@ __all__ = [
     "index_document",
     "index_documents",
     "index_stats",
-    "index_stats_query",
+    "index_stats_joined_query",
     "keep_documents",
     "list_documents",
     "merge_due",

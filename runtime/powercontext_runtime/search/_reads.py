@@ -57,15 +57,25 @@ def index_stats(conn: Conn, scope_keys: Sequence[int]) -> IndexStats:
     four families of the same Scopes in one snapshot)."""
     if not scope_keys:
         return {}
-    return stats_of(conn.execute(*index_stats_query(marks(scope_keys), scope_keys)).fetchall())
+    return stats_of(
+        conn.execute(
+            "SELECT scope_key, family, generation, documents, total_length FROM search_stats"
+            f" WHERE scope_key IN ({marks(scope_keys)})",
+            tuple(scope_keys),
+        ).fetchall()
+    )
 
 
-def index_stats_query(keys: str, params: Sequence[object]) -> Query:
-    """`index_stats`' query for the Scopes whose keys `keys` lists or selects (with `params`), for
-    a caller to send with others (`Conn.read_all`); `stats_of` reads its rows."""
+def index_stats_joined_query(scopes_table: str, where: str, params: Sequence[object]) -> Query:
+    """`index_stats`' query for the Scopes that `where` selects from `scopes_table` (a table with a
+    `scope_key` column), for a caller to send with others before it knows their keys. A join led
+    by those rows: OceanBase plans `scope_key IN (SELECT ...)` as a hash join over every Scope's
+    statistics, read whole for each prepare; the hint (a comment to SQLite) keeps it to the
+    selected Scopes' rows."""
     return (
-        "SELECT scope_key, family, generation, documents, total_length FROM search_stats"
-        f" WHERE scope_key IN ({keys})",
+        "SELECT /*+ LEADING(k st) USE_NL(st) */ st.scope_key, st.family, st.generation, st.documents,"
+        f" st.total_length FROM {scopes_table} k JOIN search_stats st ON st.scope_key = k.scope_key"
+        f" WHERE {where}",
         tuple(params),
     )
 

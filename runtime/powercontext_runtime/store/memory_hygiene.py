@@ -107,16 +107,25 @@ def expired_heads(conn: Conn, scope_keys: Sequence[int], at: str) -> dict[int, l
     (scope_key, removed_revision, expires_at) index: only expired heads are read)."""
     if not scope_keys:  # MySQL mode has no empty IN ()
         return {}
-    keys = ", ".join("?" * len(scope_keys))
-    return expired_of(conn.execute(*expired_heads_query(keys, scope_keys, at)).fetchall())
+    return expired_of(
+        conn.execute(
+            "SELECT scope_key, version_key FROM memory_entry_versions"
+            f" WHERE scope_key IN ({', '.join('?' * len(scope_keys))}) AND removed_revision IS NULL"
+            " AND expires_at <= ?",
+            (*scope_keys, at),
+        ).fetchall()
+    )
 
 
-def expired_heads_query(keys: str, params: Sequence[object], at: str) -> Query:
-    """`expired_heads`' query for the Scopes whose keys `keys` lists or selects (with `params`),
-    for a caller to send with others (`Conn.read_all`); `expired_of` reads its rows."""
+def expired_heads_joined_query(where: str, params: Sequence[object], at: str) -> Query:
+    """`expired_heads`' query for the Scopes that `where` selects from `scopes`, for a caller to
+    send with others before it knows their keys (`Conn.read_all`); `expired_of` reads its rows.
+    A join led by those Scopes, held to it by a hint (a comment to SQLite): OceanBase may plan a
+    key `IN (SELECT ...)` as a scan of every Scope's versions."""
     return (
-        "SELECT scope_key, version_key FROM memory_entry_versions"
-        f" WHERE scope_key IN ({keys}) AND removed_revision IS NULL AND expires_at <= ?",
+        "SELECT /*+ LEADING(k v) USE_NL(v) */ v.scope_key, v.version_key FROM scopes k"
+        " JOIN memory_entry_versions v ON v.scope_key = k.scope_key"
+        f" WHERE {where} AND v.removed_revision IS NULL AND v.expires_at <= ?",
         (*params, at),
     )
 

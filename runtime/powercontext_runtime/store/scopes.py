@@ -168,10 +168,11 @@ def keys_of(rows: Sequence[Any]) -> dict[str, tuple[int, int]]:
     return {str(row[0]): (int(row[1]), int(row[2])) for row in rows}
 
 
-def keys_selected(scope_ids: Sequence[str]) -> tuple[str, Sequence[object]]:
-    """A subquery selecting the keys of the Scopes `scope_ids` names, with its parameters: for a
-    query about those Scopes sent in the same round trip as the lookup of their keys."""
-    return f"SELECT scope_key FROM scopes WHERE scope_id IN ({_marks(scope_ids)})", tuple(scope_ids)
+def ids_where(scope_ids: Sequence[str]) -> tuple[str, Sequence[object]]:
+    """A condition on the `scopes` table selecting the Scopes `scope_ids` names, with its
+    parameters: for a query joining another table to them, sent in the same round trip as the
+    lookup of their keys."""
+    return f"scope_id IN ({_marks(scope_ids)})", tuple(scope_ids)
 
 
 def _marks(values: Sequence[object]) -> str:

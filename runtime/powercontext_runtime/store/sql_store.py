@@ -38,7 +38,7 @@ from ..search import (
     SearchMirror,
     SearchQuery,
     WriterGate,
-    index_stats_query,
+    index_stats_joined_query,
     merge_due,
     query_terms,
     ranked_per_scope,
@@ -355,12 +355,12 @@ class SqlStore:
         stats = None
         if rows is not None and kept_stats is not None and all(k in kept_stats[0] for k, _ in rows.values()):
             stats = kept_stats[1]
-        selected = scopes.keys_selected(scope_ids)
+        where, params = scopes.ids_where(scope_ids)
         queries = [] if rows is not None else [scopes.keys_by_id_query(scope_ids, "memory_revision")]
         if stats is None:
-            queries.append(index_stats_query(*selected))
+            queries.append(index_stats_joined_query("scopes", where, params))
         if expired_at is not None:
-            queries.append(memory_hygiene.expired_heads_query(*selected, expired_at))
+            queries.append(memory_hygiene.expired_heads_joined_query(where, params, expired_at))
         answers = iter(conn.read_all(queries) if queries else ())
         if rows is None:
             rows = scopes.keys_of(next(answers))
